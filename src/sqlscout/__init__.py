@@ -1,0 +1,59 @@
+"""sqlscout: an environment, evaluator, backends and GRPO trainer for small agentic
+text-to-SQL models.
+
+The environment (sandbox, tools, protocol, episode) and scoring depend only on the
+standard library and sqlglot; model backends and the trainer are optional extras,
+imported lazily.
+"""
+
+from sqlscout.chat import ChatFormat, ChatML
+from sqlscout.episode import (
+    AnswerSource,
+    Episode,
+    EpisodeConfig,
+    EpisodeResult,
+    SegmentKind,
+    StopReason,
+    TurnRequest,
+)
+from sqlscout.errors import SqlscoutError
+from sqlscout.parser import ToolCall, extract_final_sql, parse_turn
+from sqlscout.policy import ScriptedPolicy, run_episode
+from sqlscout.prompts import PROMPT_VERSION, SchemaMode
+from sqlscout.sandbox import Database, SandboxConfig
+from sqlscout.scoring import Outcome, RewardConfig, Semantics, Verdict, score_sql
+from sqlscout.task import Task
+from sqlscout.tools import TOOLS, call_tool, tool_specs
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "AnswerSource",
+    "ChatFormat",
+    "ChatML",
+    "Database",
+    "Episode",
+    "EpisodeConfig",
+    "EpisodeResult",
+    "Outcome",
+    "PROMPT_VERSION",
+    "RewardConfig",
+    "SandboxConfig",
+    "SchemaMode",
+    "ScriptedPolicy",
+    "SegmentKind",
+    "Semantics",
+    "SqlscoutError",
+    "StopReason",
+    "TOOLS",
+    "Task",
+    "ToolCall",
+    "TurnRequest",
+    "Verdict",
+    "call_tool",
+    "extract_final_sql",
+    "parse_turn",
+    "run_episode",
+    "score_sql",
+    "tool_specs",
+]

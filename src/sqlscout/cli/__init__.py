@@ -1,0 +1,1 @@
+"""The ``sqlscout`` command line (typer + rich)."""

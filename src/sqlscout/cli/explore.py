@@ -1,0 +1,111 @@
+"""``sqlscout tool`` and ``sqlscout play``: see exactly what a model sees."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from sqlscout.cli.common import console, fail
+from sqlscout.episode import Episode, EpisodeConfig
+from sqlscout.errors import SqlscoutError
+from sqlscout.prompts import SchemaMode
+from sqlscout.sandbox import Database
+from sqlscout.task import Task
+from sqlscout.tools import TOOLS, call_tool
+
+
+def _open(db_path: Path) -> Database:
+    try:
+        return Database(db_path)
+    except SqlscoutError as exc:
+        fail(str(exc))
+
+
+def tool(
+    db: Path = typer.Argument(..., help="SQLite database file."),
+    name: str = typer.Argument(..., help=f"Tool name: {', '.join(TOOLS)}."),
+    arg: list[str] = typer.Option([], "--arg", "-a", help="Tool argument as name=value (repeatable)."),
+) -> None:
+    """Print a tool's observation exactly as a model sees it."""
+    if name not in TOOLS:
+        fail(f"unknown tool '{name}'; choose one of: {', '.join(TOOLS)}")
+    args: dict[str, str] = {}
+    for item in arg:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            fail(f"--arg takes name=value, got '{item}' (e.g. --arg table_name=singer)")
+        args[key.strip()] = value
+    outcome = call_tool(_open(db), name, args)
+    sys.stdout.write(outcome.text + "\n")
+    raise typer.Exit(0 if outcome.ok else 1)
+
+
+def _read_turn(final: bool) -> str | None:
+    """Read one model turn from stdin: lines until an empty line (None at end of input)."""
+    label = "final SQL" if final else "model turn"
+    console.print(f"[bold cyan]{label}>[/] (finish with an empty line)")
+    lines: list[str] = []
+    while True:
+        line = sys.stdin.readline()
+        if line == "":
+            return "\n".join(lines) if lines else None
+        line = line.rstrip("\n")
+        if not line.strip():
+            if lines:
+                return "\n".join(lines)
+            continue
+        lines.append(line)
+
+
+def play(
+    db: Path = typer.Argument(..., help="SQLite database file."),
+    question: str = typer.Argument(..., help="The question to answer."),
+    schema: SchemaMode = typer.Option(SchemaMode.WITHHELD, help="withheld: tools only; full: CREATE TABLEs in the prompt."),
+    evidence: Optional[str] = typer.Option(None, help="Evidence note shown with the question."),
+    gold: Optional[str] = typer.Option(None, help="Gold SQL: score the answer at the end."),
+    max_rounds: int = typer.Option(6, help="Tool rounds before the final turn."),
+) -> None:
+    """Play the model: type its turns and see exactly what a model would see."""
+    database = _open(db)
+    try:
+        config = EpisodeConfig(max_rounds=max_rounds, schema=schema)
+    except SqlscoutError as exc:
+        fail(str(exc))
+    task = Task("play", question, database.path, gold_sql=gold, evidence=evidence)
+    episode = Episode(task, database, config)
+    for message in episode.messages:
+        console.rule(f"[bold]{message['role']}")
+        console.print(message["content"], markup=False, soft_wrap=True)
+    while not episode.done:
+        request = episode.request()
+        text = _read_turn(request.final)
+        if text is None:
+            fail("input ended before the episode did")
+        observation = episode.step(text)
+        if observation is not None:
+            console.rule("[bold]observation")
+            console.print(observation, markup=False, soft_wrap=True)
+    result = episode.result()
+    console.rule("[bold]episode over")
+    console.print(f"stop reason: {result.stop_reason.value}   answer from: {result.answer_source.value}")
+    console.print(f"final SQL: {result.final_sql or '(none)'}", markup=False)
+    console.print(f"rounds: {result.tool_rounds}   tool calls: {result.tool_calls}   tokens: {result.total_tokens}")
+    if gold:
+        from sqlscout.scoring import REWARD_PRESETS, reward, score_sql
+
+        scored = score_sql(database, result.final_sql, gold)
+        v = scored.verdict
+        console.print(
+            f"outcome: [bold]{v.outcome.value}[/]   official: {v.official}   strict: {v.strict}   "
+            f"spider: {v.spider}   reward: {reward(scored, REWARD_PRESETS['sqale-dense'], pred_sql=result.final_sql, gold_sql=gold):.3f}"
+        )
+        if v.gold_error:
+            console.print(f"[yellow]the gold SQL failed: {v.gold_error}[/]", markup=True)
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(tool)
+    app.command()(play)

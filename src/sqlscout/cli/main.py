@@ -1,0 +1,20 @@
+"""Entry point: ``sqlscout <command>``. Each command lives in its own module."""
+
+from __future__ import annotations
+
+import typer
+
+from sqlscout.cli import explore
+
+app = typer.Typer(
+    name="sqlscout",
+    help="Agentic text-to-SQL: explore, evaluate and train small models against real SQLite.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+explore.register(app)
+
+
+def main() -> None:  # pragma: no cover - console script shim
+    app()

@@ -1,0 +1,468 @@
+"""One question, start to answer: the episode state machine (SPEC §4).
+
+Text in, text out. :meth:`Episode.request` says what the model must continue (the
+whole transcript so far, and how many tokens it may write); :meth:`Episode.step` takes
+the model's text and returns the next observation, or None once the episode is over.
+Nothing here knows about models: the runner, the CLI and the tests all drive an
+episode the same way.
+
+The transcript is kept as :class:`Segment` s — the opening prompt, each model turn,
+each environment turn — with their token counts, so the budget is exact when the
+counter is the model's tokenizer, and the trainer can mask exactly the model's tokens.
+
+>>> from sqlscout.sandbox import Database
+>>> from sqlscout.task import Task
+>>> task = Task("q1", "How many albums are there?", "../shared/data/chinook/Chinook_Sqlite.sqlite")
+>>> ep = Episode(task, Database(task.db_path))
+>>> obs = ep.step('{"tool": "run_query", "args": {"sql": "SELECT COUNT(*) FROM Album"}}')
+>>> print(obs)
+Result 1 of run_query(sql='SELECT COUNT(*) FROM Album'):
+COUNT(*)
+347
+<BLANKLINE>
+[5 tool turns left before you must answer]
+>>> ep.step('{"tool": "submit_sql", "args": {"sql": "SELECT COUNT(*) FROM Album"}}') is None
+True
+>>> ep.result().final_sql, ep.result().stop_reason.value
+('SELECT COUNT(*) FROM Album', 'submitted')
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+from sqlscout.chat import ChatFormat, ChatML, Message
+from sqlscout.errors import ConfigError, QueryError
+from sqlscout.parser import ToolCall, extract_final_sql, parse_turn
+from sqlscout.prompts import (
+    LIMIT_REASONS,
+    PROMPT_VERSION,
+    SchemaMode,
+    budget_line,
+    final_turn_message,
+    initial_messages,
+)
+from sqlscout.sandbox import Database
+from sqlscout.task import Task
+from sqlscout.tokens import ApproxTokenCounter, TokenCounter
+from sqlscout.tools import ToolOutcome, call_tool
+
+__all__ = [
+    "AnswerSource",
+    "CallRecord",
+    "Episode",
+    "EpisodeConfig",
+    "EpisodeResult",
+    "RoundRecord",
+    "Segment",
+    "SegmentKind",
+    "StopReason",
+    "TurnRequest",
+]
+
+
+class StopReason(str, Enum):
+    """Why exploration ended."""
+
+    SUBMITTED = "submitted"  # the model called submit_sql
+    ANSWERED = "answered"  # the model replied with SQL and no tool call
+    ROUND_LIMIT = "round_limit"  # all tool rounds used; final turn forced
+    FAILED_QUERY_LIMIT = "failed_query_limit"  # too many failed run_query in a row; final turn forced
+    BUDGET_EXHAUSTED = "budget_exhausted"  # the token budget ran out
+
+
+class AnswerSource(str, Enum):
+    """Where the final SQL came from."""
+
+    SUBMIT_SQL = "submit_sql"
+    DIRECT = "direct"  # SQL in a reply without tool calls
+    FINAL_TURN = "final_turn"  # the answer to the forced final turn
+    FALLBACK = "fallback"  # the last query that ran without error
+    NONE = "none"  # nothing to answer with
+
+
+class SegmentKind(str, Enum):
+    PROMPT = "prompt"  # the opening messages, rendered by the chat template
+    MODEL = "model"  # text the model wrote (the only tokens a trainer trains on)
+    ENV = "env"  # turn glue, tool results, budget lines, the forced final message
+
+
+@dataclass(frozen=True)
+class EpisodeConfig:
+    """Limits and regime of one episode.
+
+    Attributes:
+        max_rounds: tool rounds before the final turn is forced (>= 1).
+        max_failed_queries: failed ``run_query`` calls in a row that force the final turn.
+        token_budget: prompt plus everything appended stays within this many tokens.
+        max_turn_tokens: cap on one model turn; None means whatever the budget has left.
+        final_turn_reserve: tokens kept free for the final answer; when less would be
+            left after a tool result, the final turn is forced instead.
+        schema: ``withheld`` (default) or ``full`` (every CREATE TABLE in the prompt).
+    """
+
+    max_rounds: int = 6
+    max_failed_queries: int = 4
+    token_budget: int = 24_576
+    max_turn_tokens: int | None = None
+    final_turn_reserve: int = 256
+    schema: SchemaMode = SchemaMode.WITHHELD
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "schema", SchemaMode(self.schema))
+        if self.max_rounds < 1:
+            raise ConfigError(f"max_rounds must be >= 1, got {self.max_rounds}")
+        if self.max_failed_queries < 1:
+            raise ConfigError(f"max_failed_queries must be >= 1, got {self.max_failed_queries}")
+        if self.final_turn_reserve < 1:
+            raise ConfigError(f"final_turn_reserve must be >= 1, got {self.final_turn_reserve}")
+        if self.token_budget <= self.final_turn_reserve:
+            raise ConfigError(
+                f"token_budget ({self.token_budget}) must exceed final_turn_reserve ({self.final_turn_reserve})"
+            )
+        if self.max_turn_tokens is not None and self.max_turn_tokens < 1:
+            raise ConfigError(f"max_turn_tokens must be >= 1 or None, got {self.max_turn_tokens}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "schema": self.schema.value}
+
+
+@dataclass(frozen=True)
+class TurnRequest:
+    """What the model must do next: continue ``prompt`` with at most ``max_tokens`` tokens."""
+
+    prompt: str
+    max_tokens: int
+    stop: tuple[str, ...]
+    final: bool  # the forced final turn: SQL only
+
+
+@dataclass
+class Segment:
+    kind: SegmentKind
+    text: str
+    n_tokens: int
+
+
+@dataclass
+class CallRecord:
+    tool: str
+    args: dict[str, Any]
+    ok: bool
+    output: str
+    elapsed_s: float
+    repeats: int = 1  # identical calls in the round (run once)
+
+
+@dataclass
+class RoundRecord:
+    """One model turn and what the environment answered."""
+
+    index: int
+    final: bool
+    model_text: str
+    completion_tokens: int
+    finish_reason: str | None = None
+    model_time_s: float = 0.0
+    calls: list[CallRecord] = field(default_factory=list)
+    parse_errors: list[str] = field(default_factory=list)
+    observation: str | None = None
+    observation_tokens: int = 0
+    env_time_s: float = 0.0
+
+
+@dataclass
+class EpisodeResult:
+    """Everything an episode did, enough to compute any metric without re-running it."""
+
+    task: Task
+    config: EpisodeConfig
+    prompt_version: str
+    messages: list[Message]
+    prompt_tokens: int
+    rounds: list[RoundRecord]
+    final_sql: str | None
+    answer_source: AnswerSource
+    stop_reason: StopReason
+    last_good_sql: str | None
+    generated_tokens: int
+    total_tokens: int
+    wall_time_s: float
+    model_time_s: float
+    env_time_s: float
+
+    @property
+    def tool_rounds(self) -> int:
+        return sum(1 for r in self.rounds if not r.final)
+
+    @property
+    def tool_calls(self) -> int:
+        return sum(len(r.calls) for r in self.rounds)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["task"] = self.task.to_dict()
+        data["config"] = self.config.to_dict()
+        data["answer_source"] = self.answer_source.value
+        data["stop_reason"] = self.stop_reason.value
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EpisodeResult:
+        rounds = [
+            RoundRecord(**{**r, "calls": [CallRecord(**c) for c in r.get("calls", [])]}) for r in data["rounds"]
+        ]
+        return cls(
+            **{
+                **data,
+                "task": Task.from_dict(data["task"]),
+                "config": EpisodeConfig(**data["config"]),
+                "rounds": rounds,
+                "answer_source": AnswerSource(data["answer_source"]),
+                "stop_reason": StopReason(data["stop_reason"]),
+            }
+        )
+
+
+class Episode:
+    """The state machine of one question.
+
+    Args:
+        task: the question and its database file.
+        db: the opened database (shared between episodes on the same file).
+        config: limits and schema regime.
+        chat: the model's turn format (ChatML by default).
+        counter: token counter; use the model's tokenizer for an exact budget.
+    """
+
+    def __init__(
+        self,
+        task: Task,
+        db: Database,
+        config: EpisodeConfig | None = None,
+        *,
+        chat: ChatFormat | None = None,
+        counter: TokenCounter | None = None,
+    ) -> None:
+        self.task = task
+        self.db = db
+        self.config = config or EpisodeConfig()
+        self.chat = chat or ChatML()
+        self.counter = counter or ApproxTokenCounter()
+        schema_sql = db.schema.create_statements() if self.config.schema is SchemaMode.FULL else None
+        self.messages = initial_messages(
+            task.question, evidence=task.evidence, schema_sql=schema_sql, max_rounds=self.config.max_rounds
+        )
+        prompt = self.chat.render(self.messages)
+        self.segments: list[Segment] = [Segment(SegmentKind.PROMPT, prompt, self.counter.count(prompt))]
+        self.rounds: list[RoundRecord] = []
+        self.tokens_used = self.segments[0].n_tokens
+        self.last_good_sql: str | None = None
+        self.failed_streak = 0
+        self._started = time.perf_counter()
+        self._final_reason: StopReason | None = None
+        self._result: EpisodeResult | None = None
+        if self.tokens_used + self.config.final_turn_reserve > self.config.token_budget:
+            self._finish(None, AnswerSource.NONE, StopReason.BUDGET_EXHAUSTED)
+
+    # -- driving the episode -----------------------------------------------------
+
+    @property
+    def done(self) -> bool:
+        return self._result is not None
+
+    @property
+    def in_final_turn(self) -> bool:
+        return self._final_reason is not None and not self.done
+
+    @property
+    def transcript(self) -> str:
+        """Everything the model has seen and written so far, as one string."""
+        return "".join(s.text for s in self.segments)
+
+    def request(self) -> TurnRequest:
+        """The next model turn to generate. Only valid while not :attr:`done`."""
+        if self.done:
+            raise RuntimeError("the episode is over; read result()")
+        left = self.config.token_budget - self.tokens_used
+        if self.config.max_turn_tokens is not None:
+            left = min(left, self.config.max_turn_tokens)
+        return TurnRequest(self.transcript, max(1, left), self.chat.stop, self.in_final_turn)
+
+    def step(
+        self,
+        completion: str,
+        *,
+        n_tokens: int | None = None,
+        finish_reason: str | None = None,
+        model_time_s: float = 0.0,
+    ) -> str | None:
+        """Feed one model reply; return the observation, or None when the episode ended.
+
+        ``completion`` is the model's text, including the end-of-turn marker when the
+        model emitted it; ``n_tokens`` is its length in the model's own tokens (counted
+        here when not given).
+        """
+        if self.done:
+            raise RuntimeError("the episode is over; read result()")
+        n = self.counter.count(completion) if n_tokens is None else n_tokens
+        self.segments.append(Segment(SegmentKind.MODEL, completion, n))
+        self.tokens_used += n
+        text = self._strip_stop(completion)
+        record = RoundRecord(
+            index=len(self.rounds) + 1,
+            final=self.in_final_turn,
+            model_text=text,
+            completion_tokens=n,
+            finish_reason=finish_reason,
+            model_time_s=model_time_s,
+        )
+        self.rounds.append(record)
+        if record.final:
+            self._answer_final(text)
+            return None
+        env_start = time.perf_counter()
+        observation = self._explore(text, record)
+        record.env_time_s = time.perf_counter() - env_start
+        if observation is None:
+            return None
+        return self._reply(record, observation, completion)
+
+    def result(self) -> EpisodeResult:
+        if self._result is None:
+            raise RuntimeError("the episode is not over yet")
+        return self._result
+
+    # -- internals ---------------------------------------------------------------
+
+    def _strip_stop(self, completion: str) -> str:
+        for stop in self.chat.stop:
+            if completion.endswith(stop):
+                return completion[: -len(stop)]
+        return completion
+
+    def _explore(self, text: str, record: RoundRecord) -> str | None:
+        """Run the calls of an exploration turn; the results text, or None if it ended."""
+        parsed = parse_turn(text)
+        record.parse_errors = list(parsed.errors)
+        if not parsed.calls and not parsed.errors:
+            direct = extract_final_sql(text)
+            if direct is not None:
+                self._finish(direct, AnswerSource.DIRECT, StopReason.ANSWERED)
+                return None
+            return (
+                "Error: no tool call found. Call a tool with a JSON object such as "
+                '{"tool": "list_tables", "args": {}}, or submit your answer with '
+                '{"tool": "submit_sql", "args": {"sql": "SELECT ..."}}.'
+            )
+        parts: list[str] = []
+        seen: dict[str, CallRecord] = {}
+        for call in parsed.calls:
+            key = call.key()
+            if key in seen:
+                seen[key].repeats += 1
+                continue
+            outcome = call_tool(self.db, call.tool, call.args)
+            seen[key] = CallRecord(call.tool, call.args, outcome.ok, outcome.text, outcome.elapsed_s)
+            record.calls.append(seen[key])
+            self._track_query(call, outcome)
+            if outcome.ends_episode:
+                self._finish(outcome.sql, AnswerSource.SUBMIT_SQL, StopReason.SUBMITTED)
+                return None
+            parts.append(f"Result {len(record.calls)} of {_describe(call)}:\n{outcome.text}")
+        parts += [f"Error: {e}" for e in parsed.errors]
+        return "\n\n".join(parts)
+
+    def _track_query(self, call: ToolCall, outcome: ToolOutcome) -> None:
+        if call.tool != "run_query":
+            return
+        if outcome.ok:
+            self.failed_streak = 0
+            self.last_good_sql = outcome.sql
+        else:
+            self.failed_streak += 1
+
+    def _reply(self, record: RoundRecord, results: str, completion: str) -> str | None:
+        """Append the environment turn (results + budget line or final message)."""
+        rounds_done = sum(1 for r in self.rounds if not r.final)
+        if self.failed_streak >= self.config.max_failed_queries:
+            self._final_reason = StopReason.FAILED_QUERY_LIMIT
+            message = results + "\n\n" + final_turn_message(LIMIT_REASONS["failures"], self.last_good_sql)
+        elif rounds_done >= self.config.max_rounds:
+            self._final_reason = StopReason.ROUND_LIMIT
+            message = results + "\n\n" + final_turn_message(LIMIT_REASONS["rounds"], self.last_good_sql)
+        else:
+            message = results + "\n\n" + budget_line(self.config.max_rounds - rounds_done)
+        glue = self._glue(completion, message)
+        if self.tokens_used + self.counter.count(glue) + self.config.final_turn_reserve > self.config.token_budget:
+            # Not enough room to show the results and still answer: ask for the answer now.
+            self._final_reason = StopReason.BUDGET_EXHAUSTED
+            message = final_turn_message(LIMIT_REASONS["budget"], self.last_good_sql)
+            glue = self._glue(completion, message)
+            if self.tokens_used + self.counter.count(glue) + self.config.final_turn_reserve > self.config.token_budget:
+                self._fallback(StopReason.BUDGET_EXHAUSTED)
+                return None
+        n = self.counter.count(glue)
+        self.segments.append(Segment(SegmentKind.ENV, glue, n))
+        self.tokens_used += n
+        record.observation = message
+        record.observation_tokens = n
+        return message
+
+    def _glue(self, completion: str, message: str) -> str:
+        ended = any(completion.endswith(s) for s in self.chat.stop)
+        return ("" if ended else self.chat.end_of_turn) + self.chat.next_turn(message)
+
+    def _answer_final(self, text: str) -> None:
+        assert self._final_reason is not None
+        sql = extract_final_sql(text)
+        if sql is not None and self._compiles(sql):
+            self._finish(sql, AnswerSource.FINAL_TURN, self._final_reason)
+        else:
+            self._fallback(self._final_reason)
+
+    def _fallback(self, reason: StopReason) -> None:
+        if self.last_good_sql:
+            self._finish(self.last_good_sql, AnswerSource.FALLBACK, reason)
+        else:
+            self._finish(None, AnswerSource.NONE, reason)
+
+    def _compiles(self, sql: str) -> bool:
+        try:
+            self.db.execute("EXPLAIN " + sql, max_rows=1)
+        except QueryError:
+            return False
+        return True
+
+    def _finish(self, sql: str | None, source: AnswerSource, reason: StopReason) -> None:
+        generated = sum(s.n_tokens for s in self.segments if s.kind is SegmentKind.MODEL)
+        self._result = EpisodeResult(
+            task=self.task,
+            config=self.config,
+            prompt_version=PROMPT_VERSION,
+            messages=self.messages,
+            prompt_tokens=self.segments[0].n_tokens,
+            rounds=self.rounds,
+            final_sql=sql,
+            answer_source=source,
+            stop_reason=reason,
+            last_good_sql=self.last_good_sql,
+            generated_tokens=generated,
+            total_tokens=self.tokens_used,
+            wall_time_s=time.perf_counter() - self._started,
+            model_time_s=sum(r.model_time_s for r in self.rounds),
+            env_time_s=sum(r.env_time_s for r in self.rounds),
+        )
+
+
+def _describe(call: ToolCall) -> str:
+    inner = []
+    for key, value in call.args.items():
+        shown = repr(value)
+        if len(shown) > 120:
+            shown = shown[:117] + "...'"
+        inner.append(f"{key}={shown}")
+    return f"{call.tool}({', '.join(inner)})"

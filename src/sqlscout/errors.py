@@ -1,0 +1,43 @@
+"""The project's exception hierarchy.
+
+Bad input from a *user* raises one of these with a one-line message that says what to
+do. Bad output from a *model* never raises: it becomes an observation the model sees.
+"""
+
+from __future__ import annotations
+
+
+class SqlscoutError(Exception):
+    """Base class of every error sqlscout raises on purpose."""
+
+
+class DatabaseError(SqlscoutError):
+    """A database file cannot be opened or read."""
+
+
+class QueryError(SqlscoutError):
+    """A SQL statement was refused or failed; the message is fit to show a model."""
+
+
+class QueryTimeout(QueryError):
+    """A statement ran past its deadline and was interrupted inside SQLite."""
+
+
+class QueryRefused(QueryError):
+    """A statement was refused by the sandbox (a write, several statements, ...)."""
+
+
+class ToolArgumentError(SqlscoutError):
+    """A tool was called with missing, extra or ill-typed arguments."""
+
+
+class ConfigError(SqlscoutError, ValueError):
+    """A configuration value is out of range or inconsistent with another one."""
+
+
+class DataError(SqlscoutError):
+    """A benchmark file or record is missing or malformed."""
+
+
+class BackendError(SqlscoutError):
+    """A model backend failed (unreachable server, missing model, out of memory, ...)."""

@@ -1,0 +1,205 @@
+"""Model text → tool calls, and model text → final SQL (SPEC §4).
+
+Tolerant by design: reasoning before the calls, ``<think>`` blocks, code fences,
+trailing prose, ``arguments`` instead of ``args``, arguments given as a JSON string,
+several objects in one reply, single-quoted Python-style dicts. It never raises: what
+cannot be read becomes a :attr:`ParsedTurn.errors` line the model is shown.
+
+>>> turn = parse_turn('Let me look.\\n{"tool": "describe_table", "arguments": {"table_name": "singer"}} done')
+>>> turn.calls
+[ToolCall(tool='describe_table', args={'table_name': 'singer'})]
+>>> extract_final_sql("Here it is:\\n```sql\\nSELECT 1;\\n```")
+'SELECT 1'
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["ParsedTurn", "ToolCall", "extract_final_sql", "parse_turn", "strip_reasoning"]
+
+_THINK_OPEN = "<think>"
+_THINK_CLOSE = "</think>"
+_NAME_KEYS = ("tool", "tool_name", "name", "function")
+_ARG_KEYS = ("args", "arguments", "parameters", "input", "params")
+_CALLISH = re.compile(r"""\{\s*["'](?:tool|tool_name|name|function)["']\s*:""")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    tool: str
+    args: dict[str, Any]
+
+    def key(self) -> str:
+        """Identity of a call, used to run identical calls of one round once."""
+        return json.dumps([self.tool, self.args], sort_keys=True, default=str)
+
+    def __str__(self) -> str:
+        inner = ", ".join(f"{k}={v!r}" for k, v in self.args.items())
+        return f"{self.tool}({inner})"
+
+
+@dataclass(frozen=True)
+class ParsedTurn:
+    """The calls found in one model reply, and what could not be read."""
+
+    calls: list[ToolCall] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+def strip_reasoning(text: str) -> str:
+    """Drop ``<think>`` blocks; an unclosed one (a reply cut short) hides all after it.
+
+    >>> strip_reasoning("<think>hmm {x}</think>answer")
+    'answer'
+    >>> strip_reasoning("already thinking</think> answer")
+    ' answer'
+    """
+    if _THINK_CLOSE in text:
+        text = text[text.rindex(_THINK_CLOSE) + len(_THINK_CLOSE):]
+    if _THINK_OPEN in text:
+        text = text[: text.index(_THINK_OPEN)]
+    return text
+
+
+def parse_turn(text: str) -> ParsedTurn:
+    """Find every tool call in a model reply, in order."""
+    body = strip_reasoning(text)
+    calls: list[ToolCall] = []
+    errors: list[str] = []
+    decoder = json.JSONDecoder()
+    pos = 0
+    while (start := body.find("{", pos)) != -1:
+        obj: Any = None
+        end = start + 1
+        try:
+            obj, end = decoder.raw_decode(body, start)
+        except ValueError:
+            if not _CALLISH.match(body, start):
+                pos = start + 1
+                continue
+            span = _balanced_span(body, start)
+            obj = _lenient_load(body[start:span]) if span is not None else None
+            if obj is None:
+                snippet = body[start : (span or len(body))][:80].replace("\n", " ")
+                reason = "it is cut off" if span is None else "it is not valid JSON"
+                errors.append(f"Could not read the tool call starting {snippet!r}: {reason}.")
+            end = span or len(body)
+        pos = end
+        if isinstance(obj, dict):
+            call, error = _as_call(obj)
+            if call is not None:
+                calls.append(call)
+            elif error:
+                errors.append(error)
+    return ParsedTurn(calls, errors)
+
+
+def _as_call(obj: dict[str, Any]) -> tuple[ToolCall | None, str | None]:
+    """Normalise the shapes models use for a call; (None, None) when it is no call at all."""
+    if isinstance(obj.get("function"), dict):  # OpenAI tool_calls entry
+        obj = obj["function"]
+    name_key = next((k for k in _NAME_KEYS if k in obj), None)
+    arg_key = next((k for k in _ARG_KEYS if k in obj), None)
+    if name_key is None or (name_key in ("name", "function") and arg_key is None):
+        return None, None
+    name = obj[name_key]
+    if not isinstance(name, str) or not name.strip():
+        return None, f"A tool call needs a tool name as a string, got {name!r}."
+    if arg_key is None:
+        args: Any = {k: v for k, v in obj.items() if k != name_key}
+    else:
+        args = obj[arg_key]
+    if isinstance(args, str):
+        loaded = _lenient_load(args) if args.strip() else {}
+        if not isinstance(loaded, dict):
+            return None, f"The arguments of {name} must be a JSON object, got {args[:60]!r}."
+        args = loaded
+    if args is None:
+        args = {}
+    if not isinstance(args, dict):
+        return None, f"The arguments of {name} must be a JSON object, got {args!r}."
+    return ToolCall(name.strip(), {str(k): v for k, v in args.items()}), None
+
+
+def _balanced_span(text: str, start: int) -> int | None:
+    """End index of the brace group opening at ``start``, minding quoted strings."""
+    depth = 0
+    quote: str | None = None
+    i = start
+    while i < len(text):
+        ch = text[i]
+        if quote:
+            if ch == "\\":
+                i += 2
+                continue
+            if ch == quote:
+                quote = None
+        elif ch in "\"'":
+            quote = ch
+        elif ch == "{":
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                return i + 1
+        i += 1
+    return None
+
+
+_TRAILING_COMMA = re.compile(r",\s*([}\]])")
+
+
+def _lenient_load(snippet: str) -> Any:
+    """JSON with the usual slips repaired, or a Python literal; None if neither."""
+    for candidate in (snippet, _TRAILING_COMMA.sub(r"\1", snippet)):
+        try:
+            return json.loads(candidate)
+        except ValueError:
+            pass
+    try:
+        value = ast.literal_eval(
+            re.sub(r"\btrue\b", "True", re.sub(r"\bfalse\b", "False", re.sub(r"\bnull\b", "None", snippet)))
+        )
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+        return None
+    return value if isinstance(value, (dict, list, str, int, float)) else None
+
+
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|$)", re.S)
+_SQL_START = re.compile(r"(?im)^[ \t>*]*((?:SELECT|WITH)\b)")
+_SQL_WORD = re.compile(r"\b(?:SELECT|WITH)\b", re.I)
+
+
+def extract_final_sql(text: str) -> str | None:
+    """The final answer in a reply: a ``submit_sql`` call, else fenced SQL, else bare SQL.
+
+    Returns None when the reply holds no SQL. A trailing semicolon is removed.
+
+    >>> extract_final_sql('{"tool": "submit_sql", "args": {"sql": "SELECT a FROM t;"}}')
+    'SELECT a FROM t'
+    >>> extract_final_sql("The answer is\\nSELECT name FROM singer\\n\\nThis lists all singers.")
+    'SELECT name FROM singer'
+    """
+    body = strip_reasoning(text)
+    submitted = [c for c in parse_turn(body).calls if c.tool == "submit_sql" and isinstance(c.args.get("sql"), str)]
+    if submitted:
+        return _clean(submitted[-1].args["sql"])
+    fenced = [m.group(2) for m in _FENCE.finditer(body) if _SQL_WORD.search(m.group(2))]
+    if fenced:
+        return _clean(fenced[-1])
+    match = _SQL_START.search(body)
+    if match is None:
+        return None
+    rest = body[match.start(1):]
+    statement = rest.split(";", 1)[0] if ";" in rest else re.split(r"\n[ \t]*\n", rest, maxsplit=1)[0]
+    return _clean(statement)
+
+
+def _clean(sql: str) -> str | None:
+    sql = sql.strip().rstrip(";").strip()
+    return sql or None

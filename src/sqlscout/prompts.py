@@ -1,0 +1,136 @@
+"""The prompt text (SPEC §4): the project's own, versioned, stored with every result.
+
+Change any text here and bump :data:`PROMPT_VERSION`; results record the version so a
+run can be reproduced and runs with different prompts are never silently compared.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+
+from sqlscout.chat import Message
+from sqlscout.tools import TOOLS
+
+__all__ = [
+    "PROMPT_VERSION",
+    "SchemaMode",
+    "budget_line",
+    "final_turn_message",
+    "initial_messages",
+    "single_shot_messages",
+]
+
+PROMPT_VERSION = "sqlscout-prompt-1"
+
+
+class SchemaMode(str, Enum):
+    """Whether the prompt shows the ``CREATE TABLE`` statements."""
+
+    WITHHELD = "withheld"
+    FULL = "full"
+
+
+_SYSTEM = """\
+You are an expert data analyst. You answer a question about a SQLite database by writing one SQLite query.
+
+{schema_intro}
+
+Tools:
+{tool_lines}
+
+To call tools, write one or more JSON objects, each on its own line, after any reasoning:
+{{"tool": "describe_table", "args": {{"table_name": "orders"}}}}
+{{"tool": "run_query", "args": {{"sql": "SELECT COUNT(*) FROM orders"}}}}
+All calls in one reply run in order and their results come back together in the next message. \
+You have {max_rounds} tool turns; after that you must give the final query.
+
+Plan:
+1. Survey: list the tables.
+2. Inspect: describe the tables that matter and find how they join.
+3. Read values: check the exact spelling of values you filter on (distinct_values, sample_rows).
+4. Draft: write the query and run it with run_query.
+5. Check: make sure the result answers exactly what was asked (columns, duplicates, order, NULLs).
+6. Submit: call submit_sql with the final query.
+
+Return only the columns the question asks for. Use SQLite syntax."""
+
+_WITHHELD_INTRO = "You do not see the schema: explore the database with the tools below."
+_FULL_INTRO = "The schema is given with the question. Use the tools to check values and test queries."
+
+_FINAL = """\
+{reason} Reply now with the final SQL query only, no tool calls.
+{last_good}"""
+
+_SINGLE_SHOT_SYSTEM = """\
+You are an expert data analyst. You answer a question about a SQLite database by writing one SQLite query.
+Reply with the query in a ```sql code block. Return only the columns the question asks for. Use SQLite syntax."""
+
+
+def _question_block(question: str, evidence: str | None, schema_sql: str | None) -> str:
+    parts = []
+    if schema_sql:
+        parts.append(f"Schema:\n{schema_sql}\n")
+    parts.append(f"Question: {question.strip()}")
+    if evidence and evidence.strip():
+        parts.append(f"Evidence (external knowledge that helps answer): {evidence.strip()}")
+    return "\n".join(parts)
+
+
+def initial_messages(
+    question: str,
+    *,
+    evidence: str | None = None,
+    schema_sql: str | None = None,
+    max_rounds: int = 6,
+) -> list[Message]:
+    """System and user messages that open an agent episode.
+
+    ``schema_sql`` (every ``CREATE TABLE``) is given in the ``full`` regime, None when withheld.
+    """
+    tool_lines = "\n".join(f"- {t.signature()}: {t.description}" for t in TOOLS.values())
+    system = _SYSTEM.format(
+        schema_intro=_FULL_INTRO if schema_sql else _WITHHELD_INTRO,
+        tool_lines=tool_lines,
+        max_rounds=max_rounds,
+    )
+    return [
+        {"role": "system", "content": system},
+        {"role": "user", "content": _question_block(question, evidence, schema_sql)},
+    ]
+
+
+def single_shot_messages(question: str, *, schema_sql: str, evidence: str | None = None) -> list[Message]:
+    """The no-tools baseline: full schema, one answer."""
+    return [
+        {"role": "system", "content": _SINGLE_SHOT_SYSTEM},
+        {"role": "user", "content": _question_block(question, evidence, schema_sql)},
+    ]
+
+
+def budget_line(turns_left: int) -> str:
+    """The line that ends every tool-result message.
+
+    >>> budget_line(3)
+    '[3 tool turns left before you must answer]'
+    """
+    return f"[{turns_left} tool turns left before you must answer]"
+
+
+def final_turn_message(reason: str, last_good_sql: str | None) -> str:
+    """The forced final turn: no more tools, SQL only, quoting the last query that ran."""
+    if last_good_sql:
+        last_good = (
+            "The last query that ran without error was:\n"
+            f"```sql\n{last_good_sql.strip()}\n```\n"
+            "If you are unsure, return that query."
+        )
+    else:
+        last_good = "No query has run without error yet."
+    return _FINAL.format(reason=reason, last_good=last_good)
+
+
+LIMIT_REASONS = {
+    "rounds": "You have used all your tool turns; the exploration limit is reached.",
+    "failures": "Too many queries failed in a row; the exploration limit is reached.",
+    "budget": "The token budget is almost spent; the exploration limit is reached.",
+}

@@ -1,0 +1,46 @@
+"""How query results look to a model: ``col | col`` lines with capped cells.
+
+>>> print(render_table(("a", "b"), [(1, None), (2.5, "x" * 3)]))
+a | b
+1 | NULL
+2.5 | xxx
+"""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+__all__ = ["MORE_ROWS_NOTE", "render_cell", "render_table"]
+
+MORE_ROWS_NOTE = "... (showing first {n} rows; more rows exist)"
+DEFAULT_CELL_CHARS = 100
+
+
+def render_cell(value: Any, max_chars: int = DEFAULT_CELL_CHARS) -> str:
+    """One value as text: ``NULL`` for None, blobs by size, long text cut with an ellipsis."""
+    if value is None:
+        return "NULL"
+    if isinstance(value, (bytes, bytearray, memoryview)):
+        return f"<blob {len(bytes(value))} bytes>"
+    text = value if isinstance(value, str) else repr(value) if isinstance(value, float) else str(value)
+    text = text.replace("\r\n", "\\n").replace("\n", "\\n").replace("|", "\\|")
+    if len(text) > max_chars:
+        text = text[: max_chars - 1] + "…"
+    return text
+
+
+def render_table(
+    columns: Sequence[str],
+    rows: Sequence[Sequence[Any]],
+    *,
+    more_rows: bool = False,
+    max_cell_chars: int = DEFAULT_CELL_CHARS,
+) -> str:
+    """A header line, one line per row, then the more-rows note when ``more_rows``."""
+    lines = [" | ".join(str(c) for c in columns)]
+    lines += [" | ".join(render_cell(v, max_cell_chars) for v in row) for row in rows]
+    if not rows:
+        lines.append("(no rows)")
+    if more_rows:
+        lines.append(MORE_ROWS_NOTE.format(n=len(rows)))
+    return "\n".join(lines)

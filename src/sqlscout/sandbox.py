@@ -1,0 +1,337 @@
+"""A read-only SQLite sandbox (SPEC §2).
+
+Read-only by construction, four times over: the file is opened with a ``mode=ro`` URI,
+``PRAGMA query_only`` is on, extension loading stays off, and an authorizer admits only
+reads (no write, schema change, ATTACH/DETACH, transaction, state-changing PRAGMA or
+``load_extension``). Every statement runs under a deadline enforced inside SQLite by a
+progress handler, rows are fetched with a cap, and text that is not UTF-8 is decoded
+with replacement characters instead of failing.
+
+A :class:`Database` is safe to share between threads: each statement borrows a
+connection from a small pool, so many episodes can read one file at once.
+
+>>> import sqlite3, tempfile, os
+>>> path = os.path.join(tempfile.mkdtemp(), "t.sqlite")
+>>> with sqlite3.connect(path) as c:
+...     _ = c.execute("CREATE TABLE t (x INTEGER)")
+...     _ = c.executemany("INSERT INTO t VALUES (?)", [(1,), (2,), (3,)])
+>>> db = Database(path)
+>>> db.execute("SELECT x FROM t ORDER BY x", max_rows=2).rows
+[(1,), (2,)]
+>>> db.execute("DELETE FROM t")
+Traceback (most recent call last):
+...
+sqlscout.errors.QueryRefused: Refused: the database is read-only; only SELECT queries are allowed (DELETE is not).
+>>> db.close()
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import queue
+import re
+import sqlite3
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Iterator
+
+from sqlscout.errors import DatabaseError, QueryError, QueryRefused, QueryTimeout
+
+if TYPE_CHECKING:
+    from sqlscout.schema import Schema
+
+__all__ = ["Database", "QueryResult", "SandboxConfig"]
+
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+# PRAGMAs that only report; their argument (if any) names a table or index.
+_REPORTING_PRAGMAS = frozenset(
+    {
+        "table_info", "table_xinfo", "table_list", "index_list", "index_info",
+        "index_xinfo", "foreign_key_list", "database_list", "collation_list",
+        "function_list", "pragma_list", "module_list", "compile_options",
+    }
+)
+# PRAGMAs that report when read bare and change state when given a value.
+_SETTABLE_PRAGMAS = frozenset(
+    {
+        "encoding", "user_version", "application_id", "schema_version", "page_size",
+        "page_count", "freelist_count", "journal_mode", "foreign_keys", "query_only",
+        "case_sensitive_like", "recursive_triggers", "auto_vacuum", "cache_size",
+        "data_version",
+    }
+)
+_DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"})
+
+def _authorize(action: int, arg1: str | None, arg2: str | None, _db: str | None, _src: str | None) -> int:
+    if action in (sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE):
+        return sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_FUNCTION:
+        return sqlite3.SQLITE_DENY if (arg2 or "").lower() in _DENIED_FUNCTIONS else sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_PRAGMA:
+        name = (arg1 or "").lower()
+        if name in _REPORTING_PRAGMAS or (name in _SETTABLE_PRAGMAS and arg2 is None):
+            return sqlite3.SQLITE_OK
+    return sqlite3.SQLITE_DENY
+
+
+def _decode_lossy(raw: bytes) -> str:
+    return raw.decode("utf-8", errors="replace")
+
+
+@dataclass(frozen=True)
+class SandboxConfig:
+    """Limits of the sandbox.
+
+    Attributes:
+        timeout_s: deadline of one statement, enforced inside SQLite (must be > 0).
+        max_rows: rows fetched at most from one statement; more are never read.
+        max_value_bytes: largest string or blob a statement may build (SQLITE_LIMIT_LENGTH).
+        progress_interval: SQLite VM instructions between two deadline checks.
+    """
+
+    timeout_s: float = 5.0
+    max_rows: int = 10_000
+    max_value_bytes: int = 10_000_000
+    progress_interval: int = 2_000
+
+    def __post_init__(self) -> None:
+        from sqlscout.errors import ConfigError
+
+        if not self.timeout_s > 0:
+            raise ConfigError(f"timeout_s must be > 0, got {self.timeout_s}")
+        if self.max_rows < 1:
+            raise ConfigError(f"max_rows must be >= 1, got {self.max_rows}")
+        if self.max_value_bytes < 1_000:
+            raise ConfigError(f"max_value_bytes must be >= 1000, got {self.max_value_bytes}")
+        if self.progress_interval < 1:
+            raise ConfigError(f"progress_interval must be >= 1, got {self.progress_interval}")
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """What one statement returned.
+
+    ``truncated`` is true when more rows existed than were fetched.
+    """
+
+    columns: tuple[str, ...]
+    rows: list[tuple[Any, ...]]
+    truncated: bool
+    elapsed_s: float = field(compare=False, default=0.0)
+
+
+class Database:
+    """A SQLite file opened read-only, shared safely between threads.
+
+    Args:
+        path: the SQLite file. It must exist and be a SQLite database.
+        config: deadline and caps; see :class:`SandboxConfig`.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], config: SandboxConfig | None = None) -> None:
+        self.path = Path(path).expanduser().resolve()
+        self.config = config or SandboxConfig()
+        _check_sqlite_file(self.path)
+        self._pool: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
+        self._all: list[sqlite3.Connection] = []
+        self._lock = threading.Lock()
+        self._schema: Schema | None = None
+        self._hash: tuple[tuple[int, int], str] | None = None
+        # Fail now, with a clear message, if the file cannot be read at all.
+        with self.connection() as conn:
+            try:
+                conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+            except sqlite3.DatabaseError as exc:
+                raise DatabaseError(f"{self.path}: not a readable SQLite database ({exc})") from None
+
+    def __repr__(self) -> str:
+        return f"Database({str(self.path)!r})"
+
+    def __enter__(self) -> Database:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def name(self) -> str:
+        """The file's stem, e.g. ``concert_singer``."""
+        return self.path.stem
+
+    @property
+    def schema(self) -> Schema:
+        """The database's tables, columns and foreign keys, read once."""
+        if self._schema is None:
+            from sqlscout.schema import read_schema
+
+            schema = read_schema(self)
+            with self._lock:
+                self._schema = self._schema or schema
+        return self._schema
+
+    def content_hash(self) -> str:
+        """The sha256 of the file's bytes (cached while size and mtime are unchanged)."""
+        stat = self.path.stat()
+        key = (stat.st_size, stat.st_mtime_ns)
+        if self._hash is None or self._hash[0] != key:
+            digest = hashlib.sha256()
+            with open(self.path, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+            self._hash = (key, digest.hexdigest())
+        return self._hash[1]
+
+    @contextmanager
+    def connection(self) -> Iterator[sqlite3.Connection]:
+        """Borrow a read-only connection for the duration of the block."""
+        try:
+            conn = self._pool.get_nowait()
+        except queue.Empty:
+            conn = self._open()
+        try:
+            yield conn
+        finally:
+            self._pool.put(conn)
+
+    def execute(
+        self,
+        sql: str,
+        *,
+        timeout_s: float | None = None,
+        max_rows: int | None = None,
+        params: tuple[Any, ...] = (),
+    ) -> QueryResult:
+        """Run one read-only statement under the deadline and return its first rows.
+
+        Raises:
+            QueryRefused: the statement writes, changes state, or is several statements.
+            QueryTimeout: it ran past ``timeout_s``.
+            QueryError: any other SQLite error (syntax, unknown column, ...).
+        """
+        if not sql or not sql.strip():
+            raise QueryError("Empty query: pass one SQL SELECT statement.")
+        timeout = self.config.timeout_s if timeout_s is None else timeout_s
+        cap = self.config.max_rows if max_rows is None else max_rows
+        with self.connection() as conn:
+            try:
+                return self._run(conn, sql, params, timeout, cap, lossy=False)
+            except _NeedsLossyDecoding:
+                return self._run(conn, sql, params, timeout, cap, lossy=True)
+
+    def close(self) -> None:
+        """Close every pooled connection. The object must not be used afterwards."""
+        with self._lock:
+            for conn in self._all:
+                conn.close()
+            self._all.clear()
+
+    # -- internals ---------------------------------------------------------------
+
+    def _open(self) -> sqlite3.Connection:
+        uri = self.path.as_uri() + "?mode=ro"
+        try:
+            conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+        except sqlite3.Error as exc:
+            raise DatabaseError(f"{self.path}: cannot open read-only ({exc})") from None
+        conn.execute("PRAGMA query_only = ON")
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self.config.max_value_bytes)
+        conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+        conn.set_authorizer(_authorize)
+        with self._lock:
+            self._all.append(conn)
+        return conn
+
+    def _run(
+        self,
+        conn: sqlite3.Connection,
+        sql: str,
+        params: tuple[Any, ...],
+        timeout: float,
+        cap: int,
+        *,
+        lossy: bool,
+    ) -> QueryResult:
+        start = time.perf_counter()
+        deadline = time.monotonic() + timeout
+        monotonic = time.monotonic
+        conn.set_progress_handler(lambda: monotonic() > deadline, self.config.progress_interval)
+        conn.text_factory = _decode_lossy if lossy else str
+        cursor = None
+        try:
+            cursor = conn.execute(sql, params)
+            columns = tuple(d[0] for d in cursor.description or ())
+            rows = cursor.fetchmany(cap + 1)
+        except sqlite3.OperationalError as exc:
+            message = str(exc)
+            if "authoriz" in message:
+                raise QueryRefused(_refusal(sql, message)) from None
+            if message == "interrupted" or monotonic() > deadline:
+                raise QueryTimeout(
+                    f"Query timed out after {timeout:g} s and was stopped; "
+                    "simplify it (add LIMIT, avoid cross joins)."
+                ) from None
+            if "decode" in message and not lossy:
+                raise _NeedsLossyDecoding from None
+            raise QueryError(_describe_error(message)) from None
+        except sqlite3.ProgrammingError as exc:
+            if "one statement at a time" in str(exc):
+                raise QueryRefused("Refused: send exactly one SQL statement per call.") from None
+            raise QueryError(str(exc)) from None
+        except sqlite3.DatabaseError as exc:
+            message = str(exc)
+            if "authoriz" in message or "readonly" in message or "read-only" in message:
+                raise QueryRefused(_refusal(sql, message)) from None
+            raise QueryError(_describe_error(message)) from None
+        finally:
+            if cursor is not None:
+                cursor.close()
+            conn.set_progress_handler(None, 0)
+            conn.text_factory = str
+        truncated = len(rows) > cap
+        if truncated:
+            del rows[cap:]
+        return QueryResult(columns, rows, truncated, time.perf_counter() - start)
+
+
+class _NeedsLossyDecoding(Exception):
+    """Internal: the fast path met text that is not UTF-8."""
+
+
+def _describe_error(message: str) -> str:
+    if "attempt to write a readonly database" in message:
+        return "Refused: the database is read-only; only SELECT queries are allowed."
+    return f"SQL error: {message}"
+
+
+# Comments, whitespace and the EXPLAIN prefix that submit_sql adds, before the verb.
+_LEADING_NOISE = re.compile(r"^(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/|EXPLAIN\b(?:\s+QUERY\s+PLAN\b)?)*", re.I | re.S)
+
+
+def _refusal(sql: str, message: str) -> str:
+    if "to use function" in message:
+        function = message.rsplit(":", 1)[-1].strip()
+        return f"Refused: the function {function} is not allowed here."
+    words = _LEADING_NOISE.sub("", sql).split(None, 1)
+    verb = words[0].upper().rstrip(";") if words else ""
+    if verb and verb not in {"SELECT", "WITH", "VALUES", "EXPLAIN", "("}:
+        return f"Refused: the database is read-only; only SELECT queries are allowed ({verb} is not)."
+    return "Refused: the database is read-only; only SELECT queries are allowed."
+
+
+def _check_sqlite_file(path: Path) -> None:
+    if not path.exists():
+        raise DatabaseError(f"{path}: no such file; pass the path of a SQLite database.")
+    if not path.is_file():
+        raise DatabaseError(f"{path}: not a file; pass the path of a SQLite database.")
+    try:
+        with open(path, "rb") as handle:
+            header = handle.read(len(_SQLITE_HEADER))
+    except OSError as exc:
+        raise DatabaseError(f"{path}: cannot read ({exc.strerror}).") from None
+    if header != _SQLITE_HEADER and path.stat().st_size > 0:
+        raise DatabaseError(f"{path}: not a SQLite database (bad header).")

@@ -1,0 +1,154 @@
+"""Result comparison under the three semantics (SPEC §5).
+
+All three take the rows of the predicted and the gold query and compare them by
+Python equality, so ``1 == 1.0`` and NULL (None) equals NULL.
+
+>>> official_match([(1,), (1,), (2,)], [(2,), (1,)])
+True
+>>> strict_match([(1,), (1,), (2,)], [(2,), (1,)], ordered=False)
+False
+>>> spider_match([("a", 1)], [(1, "a")], ordered=False)
+True
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from enum import Enum
+from typing import Any, Iterator, Sequence
+
+__all__ = [
+    "Semantics",
+    "has_top_level_order_by",
+    "official_match",
+    "results_match",
+    "spider_match",
+    "strict_match",
+]
+
+Row = tuple[Any, ...]
+
+
+class Semantics(str, Enum):
+    OFFICIAL = "official"  # BIRD leaderboard: set(pred) == set(gold)
+    STRICT = "strict"  # order-sensitive under a top-level ORDER BY, else multiset
+    SPIDER = "spider"  # test-suite: bags up to a column permutation; ordered on "order by"
+
+
+def official_match(pred: Sequence[Row], gold: Sequence[Row]) -> bool:
+    """BIRD semantics: rows as sets; order and duplicates ignored, column order matters."""
+    return set(pred) == set(gold)
+
+
+def strict_match(pred: Sequence[Row], gold: Sequence[Row], *, ordered: bool) -> bool:
+    """Exact rows: as lists when ``ordered``, else as multisets (duplicates count)."""
+    if len(pred) != len(gold):
+        return False
+    if ordered:
+        return list(pred) == list(gold)
+    return Counter(pred) == Counter(gold)
+
+
+def spider_match(pred: Sequence[Row], gold: Sequence[Row], *, ordered: bool) -> bool:
+    """Spider test-suite semantics: equal as bags of rows (lists when ``ordered``) under
+    some permutation of the predicted columns. Two empty results are equal."""
+    if not pred and not gold:
+        return True
+    if len(pred) != len(gold):
+        return False
+    width = len(gold[0])
+    if len(pred[0]) != width:
+        return False
+    gold_rows = list(gold) if ordered else None
+    gold_bag = None if ordered else Counter(gold)
+    # Necessary condition, cheap to check: each row holds the same values in some order.
+    if Counter(_row_signature(r) for r in pred) != Counter(_row_signature(r) for r in gold):
+        return False
+    for perm in _column_permutations(pred, gold, width):
+        permuted = [tuple(row[i] for i in perm) for row in pred]
+        if ordered and permuted == gold_rows:
+            return True
+        if not ordered and Counter(permuted) == gold_bag:
+            return True
+    return False
+
+
+def _row_signature(row: Row) -> tuple[Any, ...]:
+    return tuple(sorted(row, key=_sort_key))
+
+
+def _sort_key(value: Any) -> tuple[str, Any]:
+    if value is None:
+        return ("", 0)
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return ("n", value)
+    return (type(value).__name__, value)
+
+
+def _column_permutations(pred: Sequence[Row], gold: Sequence[Row], width: int) -> Iterator[tuple[int, ...]]:
+    """Permutations p with set(pred column p[j]) == set(gold column j) for every j."""
+    pred_sets = [frozenset(r[i] for r in pred) for i in range(width)]
+    gold_sets = [frozenset(r[j] for r in gold) for j in range(width)]
+    candidates = [[i for i in range(width) if pred_sets[i] == gold_sets[j]] for j in range(width)]
+
+    def extend(prefix: list[int], used: set[int]) -> Iterator[tuple[int, ...]]:
+        j = len(prefix)
+        if j == width:
+            yield tuple(prefix)
+            return
+        for i in candidates[j]:
+            if i not in used:
+                prefix.append(i)
+                used.add(i)
+                yield from extend(prefix, used)
+                prefix.pop()
+                used.discard(i)
+
+    return extend([], set())
+
+
+_ORDER_BY = re.compile(r"\border\s+by\b", re.I)
+
+
+def has_top_level_order_by(sql: str) -> bool:
+    """Whether the outermost query has an ORDER BY (subqueries' ORDER BY do not count).
+
+    >>> has_top_level_order_by("SELECT a FROM (SELECT a FROM t ORDER BY a) LIMIT 3")
+    False
+    >>> has_top_level_order_by("SELECT a FROM t ORDER BY a DESC")
+    True
+    """
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="sqlite")
+    except Exception:  # noqa: BLE001 - sqlglot raises many types; fall back to text
+        return _order_by_outside_parens(sql)
+    if tree is None:
+        return False
+    return isinstance(tree.args.get("order"), exp.Order)
+
+
+def _order_by_outside_parens(sql: str) -> bool:
+    depth = 0
+    flat = []
+    for ch in sql:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            flat.append(ch)
+    return bool(_ORDER_BY.search("".join(flat)))
+
+
+def results_match(semantics: Semantics, pred: Sequence[Row], gold: Sequence[Row], gold_sql: str) -> bool:
+    """Compare two results under ``semantics``; ordering is decided from the gold SQL."""
+    if semantics is Semantics.OFFICIAL:
+        return official_match(pred, gold)
+    if semantics is Semantics.STRICT:
+        return strict_match(pred, gold, ordered=has_top_level_order_by(gold_sql))
+    # The test-suite evaluator's own rule: a plain substring test on the gold query.
+    return spider_match(pred, gold, ordered="order by" in gold_sql.lower())

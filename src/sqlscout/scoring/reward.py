@@ -1,0 +1,168 @@
+"""Rewards for GRPO (SPEC §5): tiered, with partial credit that can never lift a wrong
+answer above a right one.
+
+Default preset ``sqale-dense``: 3.0 when equivalent; otherwise, for a query that runs,
+0.1 + 0.9 × F1 between predicted and gold rows, +0.1 when it touches the same set of
+(more than one) tables as the gold query, +0.1 when its result agrees with the
+plurality result of its GRPO group; 0.05 when it only parses; 0 when invalid. The
+``tiered`` preset is the plain 1 / 0.1 / 0.
+
+>>> row_f1([(1,), (2,)], [(2,), (3,)])
+0.5
+>>> cfg = REWARD_PRESETS["sqale-dense"]
+>>> cfg.max_wrong() < cfg.equivalent
+True
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import asdict, dataclass
+from typing import Any, Sequence
+
+from sqlscout.errors import ConfigError
+from sqlscout.scoring.compare import Row, Semantics
+from sqlscout.scoring.verdict import Outcome, Scored
+
+__all__ = ["REWARD_PRESETS", "RewardConfig", "group_rewards", "reward", "row_f1", "tables_used"]
+
+
+@dataclass(frozen=True)
+class RewardConfig:
+    """Reward values per tier and the partial-credit terms for executable answers.
+
+    The constructor refuses any setting where a wrong answer could outrank a right one
+    (``equivalent`` must exceed ``max_wrong()``) or a lower tier outrank a higher one.
+    """
+
+    equivalent: float = 3.0
+    executable: float = 0.1
+    f1_weight: float = 0.9
+    same_tables: float = 0.1
+    plurality: float = 0.1
+    parsable: float = 0.05
+    invalid: float = 0.0
+    semantics: Semantics = Semantics.OFFICIAL
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "semantics", Semantics(self.semantics))
+        for name in ("f1_weight", "same_tables", "plurality"):
+            if getattr(self, name) < 0:
+                raise ConfigError(f"reward.{name} must be >= 0, got {getattr(self, name)}")
+        if not self.equivalent > self.max_wrong():
+            raise ConfigError(
+                f"reward.equivalent ({self.equivalent}) must exceed the best wrong answer's reward "
+                f"({self.max_wrong()}): a wrong answer may never outrank a right one"
+            )
+        if not self.executable >= self.parsable >= self.invalid:
+            raise ConfigError("rewards must not increase down the tiers: executable >= parsable >= invalid")
+
+    def max_wrong(self) -> float:
+        return self.executable + self.f1_weight + self.same_tables + self.plurality
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "semantics": self.semantics.value}
+
+
+REWARD_PRESETS: dict[str, RewardConfig] = {
+    "sqale-dense": RewardConfig(),
+    "tiered": RewardConfig(
+        equivalent=1.0, executable=0.1, f1_weight=0.0, same_tables=0.0, plurality=0.0, parsable=0.0, invalid=0.0
+    ),
+}
+
+
+def row_f1(pred: Sequence[Row], gold: Sequence[Row]) -> float:
+    """F1 between two results as multisets of rows (0 when either is empty, unless both are)."""
+    if not pred and not gold:
+        return 1.0
+    if not pred or not gold:
+        return 0.0
+    overlap = sum((Counter(pred) & Counter(gold)).values())
+    if overlap == 0:
+        return 0.0
+    precision, recall = overlap / len(pred), overlap / len(gold)
+    return 2 * precision * recall / (precision + recall)
+
+
+def tables_used(sql: str | None) -> frozenset[str]:
+    """Lower-cased names of the tables a query reads (CTE names excluded).
+
+    >>> sorted(tables_used("WITH x AS (SELECT * FROM a) SELECT * FROM x JOIN B ON 1"))
+    ['a', 'b']
+    """
+    if not sql:
+        return frozenset()
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        trees = sqlglot.parse(sql, read="sqlite")
+    except Exception:  # noqa: BLE001 - any parse failure means "unknown"
+        return frozenset()
+    names: set[str] = set()
+    ctes: set[str] = set()
+    for tree in trees:
+        if tree is None:
+            continue
+        ctes |= {c.alias_or_name.lower() for c in tree.find_all(exp.CTE)}
+        names |= {t.name.lower() for t in tree.find_all(exp.Table) if t.name}
+    return frozenset(names - ctes)
+
+
+def _result_key(scored: Scored) -> frozenset[Row] | None:
+    return frozenset(scored.pred.rows) if scored.pred.rows is not None else None
+
+
+def reward(
+    scored: Scored,
+    config: RewardConfig,
+    *,
+    pred_sql: str | None = None,
+    gold_sql: str | None = None,
+    agrees_with_plurality: bool = False,
+) -> float:
+    """The reward of one scored answer (the plurality bonus is decided by the caller)."""
+    outcome = _outcome_under(scored, config)
+    if outcome is Outcome.EQUIVALENT:
+        return config.equivalent
+    if outcome is Outcome.EXECUTABLE:
+        assert scored.pred.rows is not None
+        value = config.executable
+        if scored.gold.rows is not None:
+            value += config.f1_weight * row_f1(scored.pred.rows, scored.gold.rows)
+        gold_tables = tables_used(gold_sql)
+        if len(gold_tables) > 1 and tables_used(pred_sql) == gold_tables:
+            value += config.same_tables
+        if agrees_with_plurality:
+            value += config.plurality
+        return value
+    return config.parsable if outcome is Outcome.PARSABLE else config.invalid
+
+
+def _outcome_under(scored: Scored, config: RewardConfig) -> Outcome:
+    if scored.pred.ok:
+        return Outcome.EQUIVALENT if scored.verdict.correct(config.semantics) else Outcome.EXECUTABLE
+    return scored.verdict.outcome
+
+
+def group_rewards(
+    group: Sequence[tuple[Scored, str | None]], gold_sql: str, config: RewardConfig
+) -> list[float]:
+    """Rewards for a GRPO group of (scored answer, predicted SQL), with the plurality bonus.
+
+    The plurality result is the most common result (as a set of rows) among the group's
+    answers that ran; it exists only when one result is strictly the most common and
+    was reached by at least two answers.
+    """
+    keys = [_result_key(s) for s, _ in group]
+    counts = Counter(k for k in keys if k is not None)
+    plurality = None
+    if counts:
+        (top, n), *rest = counts.most_common(2) + [(None, 0)]
+        if n >= 2 and n > rest[0][1]:
+            plurality = top
+    return [
+        reward(s, config, pred_sql=sql, gold_sql=gold_sql, agrees_with_plurality=plurality is not None and k == plurality)
+        for (s, sql), k in zip(group, keys)
+    ]

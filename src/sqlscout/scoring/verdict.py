@@ -1,0 +1,152 @@
+"""Scoring one predicted query against the gold query (SPEC §5).
+
+Both run in the sandbox on the same database under the scoring deadline. The verdict
+holds the match under every semantics and the outcome tier. The evaluator and the
+reward both call :func:`score_sql`, so training and evaluation can never disagree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from enum import Enum
+from typing import Any
+
+from sqlscout.errors import QueryError, QueryTimeout
+from sqlscout.sandbox import Database
+from sqlscout.scoring.compare import Row, Semantics, results_match
+
+__all__ = ["ExecResult", "Outcome", "Scored", "Verdict", "execute_for_scoring", "parses", "score_sql"]
+
+SCORING_TIMEOUT_S = 30.0
+SCORING_MAX_ROWS = 1_000_000
+
+
+class Outcome(str, Enum):
+    """Outcome tiers, best first."""
+
+    EQUIVALENT = "equivalent"  # matches the gold result
+    EXECUTABLE = "executable"  # runs, wrong result
+    PARSABLE = "parsable"  # parses as SQLite, does not run
+    INVALID = "invalid"  # does not parse, or no answer
+
+    @property
+    def rank(self) -> int:
+        return {"equivalent": 3, "executable": 2, "parsable": 1, "invalid": 0}[self.value]
+
+
+@dataclass(frozen=True)
+class ExecResult:
+    """A query's full result for scoring, or the error it raised."""
+
+    columns: tuple[str, ...] = ()
+    rows: list[Row] | None = None
+    error: str | None = None
+    timed_out: bool = False
+    elapsed_s: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.rows is not None
+
+
+def execute_for_scoring(
+    db: Database, sql: str | None, *, timeout_s: float = SCORING_TIMEOUT_S, max_rows: int = SCORING_MAX_ROWS
+) -> ExecResult:
+    """Run ``sql`` to completion (up to ``max_rows``); never raises for bad SQL."""
+    if sql is None or not sql.strip():
+        return ExecResult(error="no SQL")
+    try:
+        result = db.execute(sql, timeout_s=timeout_s, max_rows=max_rows)
+    except QueryTimeout as exc:
+        return ExecResult(error=str(exc), timed_out=True)
+    except QueryError as exc:
+        return ExecResult(error=str(exc))
+    if result.truncated:
+        return ExecResult(error=f"result has more than {max_rows} rows", elapsed_s=result.elapsed_s)
+    return ExecResult(result.columns, result.rows, elapsed_s=result.elapsed_s)
+
+
+def parses(sql: str | None) -> bool:
+    """Whether sqlglot parses ``sql`` as SQLite (the *parsable* tier).
+
+    >>> parses("SELECT a FROM t WHERE b = 1"), parses("SELEC a FROM"), parses("")
+    (True, False, False)
+    """
+    if not sql or not sql.strip():
+        return False
+    import sqlglot
+    from sqlglot.errors import SqlglotError
+
+    try:
+        trees = sqlglot.parse(sql, read="sqlite")
+    except (SqlglotError, ValueError, RecursionError):
+        return False
+    return any(t is not None for t in trees)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """How a prediction fared: match under each semantics and the outcome tier."""
+
+    outcome: Outcome
+    official: bool
+    strict: bool
+    spider: bool
+    pred_error: str | None = None
+    gold_error: str | None = None
+    pred_rows: int | None = None
+    gold_rows: int | None = None
+
+    def correct(self, semantics: Semantics | str = Semantics.OFFICIAL) -> bool:
+        return bool(getattr(self, Semantics(semantics).value))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "outcome": self.outcome.value}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Verdict:
+        return cls(**{**data, "outcome": Outcome(data["outcome"])})
+
+
+@dataclass(frozen=True)
+class Scored:
+    """A verdict together with both results (the reward needs the rows)."""
+
+    verdict: Verdict
+    pred: ExecResult
+    gold: ExecResult
+
+
+def score_sql(
+    db: Database,
+    pred_sql: str | None,
+    gold_sql: str,
+    *,
+    gold: ExecResult | None = None,
+    semantics: Semantics = Semantics.OFFICIAL,
+    timeout_s: float = SCORING_TIMEOUT_S,
+    max_rows: int = SCORING_MAX_ROWS,
+) -> Scored:
+    """Execute and compare. ``gold`` may be passed in when its result is already known
+    (cached); ``semantics`` decides which match makes the outcome *equivalent*."""
+    gold = gold if gold is not None else execute_for_scoring(db, gold_sql, timeout_s=timeout_s, max_rows=max_rows)
+    pred = execute_for_scoring(db, pred_sql, timeout_s=timeout_s, max_rows=max_rows)
+    matches = {s: False for s in Semantics}
+    if pred.ok and gold.ok:
+        assert pred.rows is not None and gold.rows is not None
+        matches = {s: results_match(s, pred.rows, gold.rows, gold_sql) for s in Semantics}
+    if pred.ok:
+        outcome = Outcome.EQUIVALENT if matches[Semantics(semantics)] else Outcome.EXECUTABLE
+    else:
+        outcome = Outcome.PARSABLE if parses(pred_sql) else Outcome.INVALID
+    verdict = Verdict(
+        outcome=outcome,
+        official=matches[Semantics.OFFICIAL],
+        strict=matches[Semantics.STRICT],
+        spider=matches[Semantics.SPIDER],
+        pred_error=pred.error,
+        gold_error=gold.error,
+        pred_rows=len(pred.rows) if pred.rows is not None else None,
+        gold_rows=len(gold.rows) if gold.rows is not None else None,
+    )
+    return Scored(verdict, pred, gold)
