@@ -1,0 +1,112 @@
+"""The one interface every model backend implements.
+
+A backend turns a batch of raw prompts (strings or token ids) into completions with
+their token ids and per-token log-probabilities. It also owns the model's chat format
+and token counter, so episodes it drives use the model's own turn glue and an exact
+token budget. Heavy libraries are imported inside each backend, never here.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field, replace
+from typing import Sequence
+
+from sqlscout.chat import ChatFormat
+from sqlscout.errors import ConfigError
+from sqlscout.tokens import TokenCounter
+
+__all__ = ["Backend", "Generation", "GenerationRequest", "SamplingParams"]
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """Sampling settings of one request (defaults: the seed card's 0.6 / 0.95 / 20).
+
+    Attributes:
+        temperature: 0 means greedy.
+        top_p: nucleus mass in (0, 1].
+        top_k: 0 or -1 disables top-k.
+        seed: per-request seed; None draws from the backend's generator.
+        max_tokens: most tokens to generate (>= 1).
+        stop: stop strings; generation ends when one is produced.
+        logprobs: whether to return per-token log-probabilities of the sampled tokens.
+    """
+
+    temperature: float = 0.6
+    top_p: float = 0.95
+    top_k: int = 20
+    seed: int | None = None
+    max_tokens: int = 1024
+    stop: tuple[str, ...] = ()
+    logprobs: bool = True
+
+    def __post_init__(self) -> None:
+        if self.temperature < 0:
+            raise ConfigError(f"temperature must be >= 0, got {self.temperature}")
+        if not 0 < self.top_p <= 1:
+            raise ConfigError(f"top_p must be in (0, 1], got {self.top_p}")
+        if self.top_k < -1:
+            raise ConfigError(f"top_k must be >= -1, got {self.top_k}")
+        if self.max_tokens < 1:
+            raise ConfigError(f"max_tokens must be >= 1, got {self.max_tokens}")
+
+    def with_(self, **changes: object) -> SamplingParams:
+        return replace(self, **changes)  # type: ignore[arg-type]
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """One prompt to continue: ``prompt`` text, or ``prompt_ids`` (preferred when known)."""
+
+    params: SamplingParams
+    prompt: str | None = None
+    prompt_ids: Sequence[int] | None = None
+
+    def __post_init__(self) -> None:
+        if self.prompt is None and self.prompt_ids is None:
+            raise ConfigError("a GenerationRequest needs prompt or prompt_ids")
+
+
+@dataclass
+class Generation:
+    """A completion.
+
+    ``text`` includes the end-of-turn marker (e.g. ``<|im_end|>``) when the model emitted
+    it, so that ``token_ids`` and ``text`` describe the same tokens; ``logprobs[i]`` is
+    the sampler's log-probability of ``token_ids[i]``.
+    """
+
+    text: str
+    token_ids: list[int]
+    logprobs: list[float] | None
+    finish_reason: str  # "stop" (end of turn or stop string), "length", or "error"
+    prompt_tokens: int = 0
+    elapsed_s: float = 0.0
+    error: str | None = field(default=None)
+
+
+class Backend(ABC):
+    """Where tokens come from. Subclasses: hf, llama-cpp, openai, vllm, scripted."""
+
+    name: str = "backend"
+    chat: ChatFormat
+    counter: TokenCounter
+
+    @abstractmethod
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
+        """Complete every request; the i-th result answers the i-th request."""
+
+    def tokenize(self, text: str) -> list[int] | None:
+        """Token ids of ``text`` (special-token text maps to its single id); None when
+        the backend has no tokenizer of its own (e.g. a chat-only HTTP endpoint)."""
+        return None
+
+    def close(self) -> None:
+        """Free the model and any server or thread the backend holds."""
+
+    def __enter__(self) -> Backend:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
