@@ -1,0 +1,49 @@
+"""Shared fixtures: the real benchmark data beside the checkout, and small databases
+built from SQL text in a temporary directory."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from pathlib import Path
+from typing import Callable
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+DATA = Path(os.environ.get("SQLSCOUT_DATA", REPO.parent / "shared" / "data")).resolve()
+CHINOOK = DATA / "chinook" / "Chinook_Sqlite.sqlite"
+SPIDER = DATA / "spider"
+SPIDER_DB = SPIDER / "database"
+BIRD = DATA / "bird"
+SPIDER_DK = DATA / "spider_dk"
+
+
+def spider_db(name: str) -> Path:
+    return SPIDER_DB / name / f"{name}.sqlite"
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    if not DATA.is_dir():
+        pytest.fail(f"benchmark data not found at {DATA}; set SQLSCOUT_DATA")
+    return DATA
+
+
+@pytest.fixture(scope="session")
+def chinook_path(data_dir: Path) -> Path:
+    return CHINOOK
+
+
+@pytest.fixture
+def make_db(tmp_path: Path) -> Callable[[str, str], Path]:
+    """Build a SQLite file from SQL text: ``make_db(sql, name="fixture")``."""
+
+    def build(sql: str, name: str = "fixture") -> Path:
+        path = tmp_path / f"{name}.sqlite"
+        with sqlite3.connect(path) as conn:
+            conn.executescript(sql)
+        conn.close()
+        return path
+
+    return build
