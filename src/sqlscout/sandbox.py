@@ -215,6 +215,11 @@ class Database:
         """
         if not sql or not sql.strip():
             raise QueryError("Empty query: pass one SQL SELECT statement.")
+        if _leading_verb(sql) in _WRITE_VERBS:
+            # The authorizer cannot see statements that touch nothing (DROP ... IF EXISTS
+            # of a missing object) or that only compile (EXPLAIN VACUUM); refuse them by
+            # their verb so a write never passes as a harmless no-op or as an answer.
+            raise QueryRefused(_refusal(sql, ""))
         timeout = self.config.timeout_s if timeout_s is None else timeout_s
         cap = self.config.max_rows if max_rows is None else max_rows
         with self.connection() as conn:
@@ -312,12 +317,31 @@ def _describe_error(message: str) -> str:
 _LEADING_NOISE = re.compile(r"^(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/|EXPLAIN\b(?:\s+QUERY\s+PLAN\b)?)*", re.I | re.S)
 
 
+# Statements that write, change the schema or connection state, or hold locks.
+_WRITE_VERBS = frozenset(
+    {
+        "INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "DROP", "ALTER", "ATTACH",
+        "DETACH", "VACUUM", "REINDEX", "ANALYZE", "BEGIN", "COMMIT", "END", "ROLLBACK",
+        "SAVEPOINT", "RELEASE",
+    }
+)
+
+
+def _leading_verb(sql: str) -> str:
+    """The statement's first keyword, upper-cased, past comments and ``EXPLAIN``.
+
+    >>> _leading_verb("/* hi */ EXPLAIN QUERY PLAN -- x\\n  delete from t")
+    'DELETE'
+    """
+    words = _LEADING_NOISE.sub("", sql).split(None, 1)
+    return words[0].upper().rstrip(";") if words else ""
+
+
 def _refusal(sql: str, message: str) -> str:
     if "to use function" in message:
         function = message.rsplit(":", 1)[-1].strip()
         return f"Refused: the function {function} is not allowed here."
-    words = _LEADING_NOISE.sub("", sql).split(None, 1)
-    verb = words[0].upper().rstrip(";") if words else ""
+    verb = _leading_verb(sql)
     if verb and verb not in {"SELECT", "WITH", "VALUES", "EXPLAIN", "("}:
         return f"Refused: the database is read-only; only SELECT queries are allowed ({verb} is not)."
     return "Refused: the database is read-only; only SELECT queries are allowed."
