@@ -72,6 +72,7 @@ class StopReason(str, Enum):
     ROUND_LIMIT = "round_limit"  # all tool rounds used; final turn forced
     FAILED_QUERY_LIMIT = "failed_query_limit"  # too many failed run_query in a row; final turn forced
     BUDGET_EXHAUSTED = "budget_exhausted"  # the token budget ran out
+    BACKEND_ERROR = "backend_error"  # the model backend failed; see EpisodeResult.error
 
 
 class AnswerSource(str, Enum):
@@ -193,6 +194,7 @@ class EpisodeResult:
     wall_time_s: float
     model_time_s: float
     env_time_s: float
+    error: str | None = None  # what went wrong outside the model (stop_reason BACKEND_ERROR)
 
     @property
     def tool_rounds(self) -> int:
@@ -335,6 +337,18 @@ class Episode:
         if self._result is None:
             raise RuntimeError("the episode is not over yet")
         return self._result
+
+    def abort(self, error: str) -> None:
+        """End the episode because the backend failed (not the model's fault).
+
+        The answer falls back to the last query that ran without error, as when a
+        limit is hit, and ``error`` is kept in the result.
+        """
+        if self.done:
+            raise RuntimeError("the episode is over; read result()")
+        self._fallback(StopReason.BACKEND_ERROR)
+        assert self._result is not None
+        self._result.error = error
 
     # -- internals ---------------------------------------------------------------
 

@@ -1,0 +1,297 @@
+"""The runner: many episodes at once over one backend (what the evaluator and trainer call).
+
+Each step gathers the pending model turn of every live episode (up to ``max_batch``)
+into one ``backend.generate`` call, runs the episodes' tool calls concurrently on a
+thread pool, and streams every finished episode out as a :class:`Rollout`. Finished
+episodes make room for waiting ones, so the batch stays full until the queue drains.
+
+The transcript is kept as token ids built by concatenation — the prompt's ids, each
+completion's ids exactly as sampled, the ids of each environment turn — so the ids the
+model saw are the ids the trainer trains on, the episode budget (counted with the
+backend's own counter) is exact, and the trainer's mask comes straight from
+:attr:`Rollout.segments`.
+
+>>> from sqlscout.backends.scripted import ScriptedBackend
+>>> from sqlscout.task import Task
+>>> task = Task("q", "How many genres?", "../shared/data/chinook/Chinook_Sqlite.sqlite")
+>>> backend = ScriptedBackend(['{"tool": "submit_sql", "args": {"sql": "SELECT COUNT(*) FROM Genre"}}'])
+>>> with Runner(backend, RunnerConfig()) as runner:
+...     [r.result.final_sql for r in runner.run([task], samples=2)]
+['SELECT COUNT(*) FROM Genre', 'SELECT COUNT(*) FROM Genre']
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from pathlib import Path
+from typing import Any, Iterator, Sequence, Union
+
+from sqlscout.backends.base import Backend, Generation, GenerationRequest, SamplingParams
+from sqlscout.episode import Episode, EpisodeConfig, EpisodeResult, SegmentKind
+from sqlscout.errors import ConfigError
+from sqlscout.sandbox import Database, SandboxConfig
+from sqlscout.single_shot import SingleShotEpisode
+from sqlscout.task import Task
+
+__all__ = ["Rollout", "RunMode", "Runner", "RunnerConfig", "episode_seed", "run_all"]
+
+AnyEpisode = Union[Episode, SingleShotEpisode]
+
+
+class RunMode(str, Enum):
+    """``agent``: the tool-using episode (SPEC §4). ``single-shot``: full schema, one answer."""
+
+    AGENT = "agent"
+    SINGLE_SHOT = "single-shot"
+
+
+@dataclass(frozen=True)
+class RunnerConfig:
+    """How the runner drives episodes.
+
+    Attributes:
+        episode: limits and schema regime of every episode. Its budget decides each
+            turn's ``max_tokens`` (``sampling.max_tokens`` is not used by the runner).
+        sampling: temperature, top-p, top-k and extra stop strings; the chat format's
+            stop strings are always added, and each turn gets its own derived seed.
+        max_batch: most episodes live at once, i.e. most requests in one generate call.
+        tool_workers: threads running tool calls of a step concurrently.
+        seed: base seed; turn seeds derive from (seed, task index, sample, turn).
+        mode: ``agent`` or ``single-shot``.
+        sandbox: deadline and caps of the databases the runner opens.
+    """
+
+    episode: EpisodeConfig = field(default_factory=EpisodeConfig)
+    sampling: SamplingParams = field(default_factory=SamplingParams)
+    max_batch: int = 64
+    tool_workers: int = 8
+    seed: int = 0
+    mode: RunMode = RunMode.AGENT
+    sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mode", RunMode(self.mode))
+        if self.max_batch < 1:
+            raise ConfigError(f"max_batch must be >= 1, got {self.max_batch}")
+        if self.tool_workers < 1:
+            raise ConfigError(f"tool_workers must be >= 1, got {self.tool_workers}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "episode": self.episode.to_dict(),
+            "sampling": asdict(self.sampling),
+            "max_batch": self.max_batch,
+            "tool_workers": self.tool_workers,
+            "seed": self.seed,
+            "mode": self.mode.value,
+            "sandbox": asdict(self.sandbox),
+        }
+
+
+@dataclass
+class Rollout:
+    """One finished episode with its transcript in the backend's token ids.
+
+    ``segments`` are ``(kind, start, end)`` spans into ``token_ids``; ``logprobs[i]`` is
+    the sampler's log-probability for a MODEL token and None elsewhere. Both ids lists
+    are empty when the backend has no tokenizer.
+    """
+
+    index: int
+    sample: int
+    result: EpisodeResult
+    token_ids: list[int] = field(default_factory=list)
+    segments: list[tuple[SegmentKind, int, int]] = field(default_factory=list)
+    logprobs: list[float | None] = field(default_factory=list)
+
+    @property
+    def model_mask(self) -> list[bool]:
+        """True for every token the model generated (the only ones to train on)."""
+        mask = [False] * len(self.token_ids)
+        for kind, start, end in self.segments:
+            if kind is SegmentKind.MODEL:
+                mask[start:end] = [True] * (end - start)
+        return mask
+
+
+def episode_seed(seed: int, index: int, sample: int, turn: int) -> int:
+    """A stable 31-bit seed for one turn (the same across runs, processes and platforms).
+
+    >>> episode_seed(0, 1, 2, 3) == episode_seed(0, 1, 2, 3) != episode_seed(0, 1, 2, 4)
+    True
+    """
+    digest = hashlib.blake2b(f"{seed}:{index}:{sample}:{turn}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % (2**31 - 1)
+
+
+@dataclass
+class _Live:
+    """An episode in flight and its token transcript."""
+
+    index: int
+    sample: int
+    episode: AnyEpisode
+    ids: list[int] | None
+    spans: list[tuple[SegmentKind, int, int]]
+    logprobs: list[float | None]
+    turn: int = 0
+    seen: int = 0  # episode segments already mirrored into ids
+
+
+class Runner:
+    """Drives episodes over ``backend``; see the module docstring.
+
+    Databases are opened once per file and shared by every episode on that file, across
+    calls to :meth:`run`; :meth:`close` (or the ``with`` block) closes them.
+    """
+
+    def __init__(self, backend: Backend, config: RunnerConfig | None = None) -> None:
+        self.backend = backend
+        self.config = config or RunnerConfig()
+        self._databases: dict[Path, Database] = {}
+        self._has_ids = backend.tokenize("a") is not None
+
+    def __enter__(self) -> Runner:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for db in self._databases.values():
+            db.close()
+        self._databases.clear()
+
+    def database(self, path: Path) -> Database:
+        key = Path(path).expanduser().resolve()
+        if key not in self._databases:
+            self._databases[key] = Database(key, self.config.sandbox)
+        return self._databases[key]
+
+    def run(self, tasks: Sequence[Task], samples: int = 1) -> Iterator[Rollout]:
+        """Run ``samples`` episodes of every task; yield each as soon as it finishes.
+
+        Rollouts come in finishing order; ``rollout.index`` and ``rollout.sample`` say
+        which they are. A backend failure ends the affected episodes with stop reason
+        ``backend_error`` (the message is in ``result.error``) instead of raising.
+        """
+        if samples < 1:
+            raise ConfigError(f"samples must be >= 1, got {samples}")
+        waiting = deque((i, s) for i in range(len(tasks)) for s in range(samples))
+        live: list[_Live] = []
+        pool = ThreadPoolExecutor(self.config.tool_workers, thread_name_prefix="sqlscout-tools")
+        try:
+            while waiting or live:
+                while waiting and len(live) < self.config.max_batch:
+                    index, sample = waiting.popleft()
+                    state = self._start(tasks[index], index, sample)
+                    if state.episode.done:  # the prompt alone is over budget
+                        yield self._rollout(state)
+                    else:
+                        live.append(state)
+                if not live:
+                    continue
+                generations, error = self._generate(live)
+                if generations is None:
+                    for state in live:
+                        state.episode.abort(error or "backend failure")
+                else:
+                    list(pool.map(self._advance, live, generations))
+                still: list[_Live] = []
+                for state in live:
+                    if state.episode.done:
+                        yield self._rollout(state)
+                    else:
+                        still.append(state)
+                live = still
+        finally:
+            pool.shutdown(wait=True, cancel_futures=True)
+
+    # -- internals ---------------------------------------------------------------
+
+    def _start(self, task: Task, index: int, sample: int) -> _Live:
+        db = self.database(task.db_path)
+        kind = SingleShotEpisode if self.config.mode is RunMode.SINGLE_SHOT else Episode
+        episode = kind(task, db, self.config.episode, chat=self.backend.chat, counter=self.backend.counter)
+        state = _Live(index, sample, episode, [] if self._has_ids else None, [], [])
+        self._mirror(state, None)
+        return state
+
+    def _requests(self, live: list[_Live]) -> list[GenerationRequest]:
+        base = self.config.sampling
+        requests = []
+        for state in live:
+            turn = state.episode.request()
+            stop = tuple(dict.fromkeys(turn.stop + base.stop))
+            seed = episode_seed(self.config.seed, state.index, state.sample, state.turn)
+            params = base.with_(max_tokens=turn.max_tokens, stop=stop, seed=seed)
+            ids = list(state.ids) if state.ids is not None else None
+            requests.append(GenerationRequest(params, prompt=turn.prompt, prompt_ids=ids))
+        return requests
+
+    def _generate(self, live: list[_Live]) -> tuple[list[Generation] | None, str | None]:
+        requests = self._requests(live)
+        try:
+            generations = self.backend.generate(requests)
+        except Exception as exc:  # noqa: BLE001 - any backend failure becomes recorded outcomes
+            return None, f"{self.backend.name} backend failed: {type(exc).__name__}: {exc}"
+        if len(generations) != len(requests):
+            return None, f"{self.backend.name} backend returned {len(generations)} results for {len(requests)} requests"
+        return generations, None
+
+    def _advance(self, state: _Live, generation: Generation) -> None:
+        """Feed one completion to its episode (tool calls run here, on a pool thread)."""
+        state.turn += 1
+        if generation.finish_reason == "error":
+            state.episode.abort(generation.error or f"{self.backend.name} backend returned an error")
+            return
+        n_tokens = len(generation.token_ids) if generation.token_ids else None
+        state.episode.step(
+            generation.text,
+            n_tokens=n_tokens,
+            finish_reason=generation.finish_reason,
+            model_time_s=generation.elapsed_s,
+        )
+        self._mirror(state, generation)
+
+    def _mirror(self, state: _Live, generation: Generation | None) -> None:
+        """Append the episode's new segments to the token transcript."""
+        segments = state.episode.segments
+        for segment in segments[state.seen :]:
+            if state.ids is None:
+                continue
+            start = len(state.ids)
+            if segment.kind is SegmentKind.MODEL and generation is not None and generation.token_ids:
+                ids = list(generation.token_ids)
+                lps: list[float | None] = (
+                    list(generation.logprobs) if generation.logprobs is not None else [None] * len(ids)
+                )
+            else:
+                ids = self.backend.tokenize(segment.text) or []
+                lps = [None] * len(ids)
+            state.ids.extend(ids)
+            state.logprobs.extend(lps)
+            state.spans.append((segment.kind, start, len(state.ids)))
+        state.seen = len(segments)
+
+    def _rollout(self, state: _Live) -> Rollout:
+        return Rollout(
+            index=state.index,
+            sample=state.sample,
+            result=state.episode.result(),
+            token_ids=state.ids or [],
+            segments=state.spans,
+            logprobs=state.logprobs,
+        )
+
+
+def run_all(backend: Backend, tasks: Sequence[Task], config: RunnerConfig | None = None, samples: int = 1) -> list[Rollout]:
+    """Every rollout, ordered by (task index, sample): the convenient batch form of :meth:`Runner.run`."""
+    with Runner(backend, config) as runner:
+        rollouts = list(runner.run(tasks, samples))
+    return sorted(rollouts, key=lambda r: (r.index, r.sample))
+

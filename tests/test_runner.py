@@ -1,0 +1,200 @@
+"""The runner over the scripted backend with the real Qwen3 tokenizer and real databases."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sqlscout.backends.base import SamplingParams
+from sqlscout.backends.offline_tokenizers import qwen3_tokenizer
+from sqlscout.backends.scripted import ScriptedBackend, ScriptTurn
+from sqlscout.chat import ChatML
+from sqlscout.episode import EpisodeConfig, SegmentKind, StopReason
+from sqlscout.runner import Rollout, RunMode, Runner, RunnerConfig, episode_seed, run_all
+from sqlscout.task import Task
+
+from conftest import CHINOOK
+
+
+def call(tool: str, **args: object) -> str:
+    return json.dumps({"tool": tool, "args": args})
+
+
+QUESTIONS = [
+    ("How many genres are there?", "SELECT COUNT(*) FROM Genre"),
+    ("How many albums are there?", "SELECT COUNT(*) FROM Album"),
+    ("How many artists are there?", "SELECT COUNT(*) FROM Artist"),
+    ("How many tracks are there?", "SELECT COUNT(*) FROM Track"),
+    ("How many employees are there?", "SELECT COUNT(*) FROM Employee"),
+]
+
+
+@pytest.fixture(scope="module")
+def tokenizer():
+    return qwen3_tokenizer()
+
+
+@pytest.fixture
+def tasks() -> list[Task]:
+    return [Task(f"q{i}", q, CHINOOK, gold_sql=sql) for i, (q, sql) in enumerate(QUESTIONS)]
+
+
+def explorer(turn: ScriptTurn) -> str:
+    """Lists tables, runs the gold-like query for the question it sees, then submits it."""
+    sql = next(sql for q, sql in QUESTIONS if q in turn.prompt)
+    return [
+        "<think>\nLet me look.\n</think>\n\n" + call("list_tables"),
+        call("run_query", sql=sql) + "\n" + call("describe_table", table_name="Genre"),
+        call("submit_sql", sql=sql),
+    ][min(turn.turn, 2)]
+
+
+class CountingBackend(ScriptedBackend):
+    """Records the size of every generate call."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.batches: list[int] = []
+
+    def generate(self, requests):
+        self.batches.append(len(requests))
+        return super().generate(requests)
+
+
+def check_transcript(rollout: Rollout, tokenizer) -> None:
+    """The ids are the transcript, the spans tile them and match the episode's segments."""
+    result = rollout.result
+    assert len(rollout.token_ids) == len(rollout.logprobs) == result.total_tokens
+    assert rollout.segments[0][0] is SegmentKind.PROMPT and rollout.segments[0][1] == 0
+    for (_, _, end), (_, start, _) in zip(rollout.segments, rollout.segments[1:]):
+        assert end == start
+    assert rollout.segments[-1][2] == len(rollout.token_ids)
+    for kind, start, end in rollout.segments:
+        lps = rollout.logprobs[start:end]
+        assert all((lp is not None) == (kind is SegmentKind.MODEL) for lp in lps)
+    assert sum(rollout.model_mask) == result.generated_tokens
+
+
+def test_runs_every_task_and_sample_with_exact_token_transcripts(tasks, tokenizer) -> None:
+    backend = CountingBackend(explorer, tokenizer=tokenizer)
+    rollouts = run_all(backend, tasks, RunnerConfig(max_batch=64), samples=2)
+    assert [(r.index, r.sample) for r in rollouts] == [(i, s) for i in range(5) for s in range(2)]
+    for r in rollouts:
+        assert r.result.final_sql == QUESTIONS[r.index][1]
+        assert r.result.stop_reason is StopReason.SUBMITTED
+        assert r.result.tool_rounds == 3 and r.result.tool_calls == 4
+        check_transcript(r, tokenizer)
+    # Three model turns for all ten episodes: three generate calls of ten.
+    assert backend.batches == [10, 10, 10]
+
+
+def test_token_ids_decode_to_the_episode_transcript(tasks, tokenizer) -> None:
+    backend = ScriptedBackend(explorer, tokenizer=tokenizer)
+    with Runner(backend, RunnerConfig()) as runner:
+        (rollout,) = list(runner.run(tasks[:1]))
+    text = tokenizer.decode(rollout.token_ids)
+    assert text.startswith("<|im_start|>system\n")
+    assert text.count("<|im_start|>assistant\n") == 3
+    assert "[4 tool turns left before you must answer]" in text
+    # Model spans decode to exactly what the model wrote, end-of-turn marker included.
+    model_texts = [tokenizer.decode(rollout.token_ids[s:e]) for k, s, e in rollout.segments if k is SegmentKind.MODEL]
+    assert model_texts[2] == call("submit_sql", sql=QUESTIONS[0][1]) + "<|im_end|>"
+
+
+def test_batches_never_exceed_max_batch_and_refill_as_episodes_finish(tasks, tokenizer) -> None:
+    def uneven(turn: ScriptTurn) -> str:
+        sql = next(sql for q, sql in QUESTIONS if q in turn.prompt)
+        turns_needed = 1 + QUESTIONS.index(next(x for x in QUESTIONS if x[1] == sql)) % 3
+        return call("submit_sql", sql=sql) if turn.turn + 1 >= turns_needed else call("list_tables")
+
+    backend = CountingBackend(uneven, tokenizer=tokenizer)
+    with Runner(backend, RunnerConfig(max_batch=3)) as runner:
+        order = [r.index for r in runner.run(tasks)]
+    assert max(backend.batches) == 3 and backend.batches[0] == 3
+    assert sorted(order) == list(range(5))
+    assert order[0] == 0  # one-turn episode streams out first
+    assert sum(backend.batches) == 1 + 2 + 3 + 1 + 2
+
+
+def test_databases_are_shared_between_episodes(tasks, tokenizer) -> None:
+    with Runner(ScriptedBackend(explorer, tokenizer=tokenizer)) as runner:
+        list(runner.run(tasks))
+        assert len(runner._databases) == 1
+        assert runner.database(CHINOOK) is runner.database(Path(str(CHINOOK)))
+
+
+def test_seeds_are_per_turn_and_runs_are_deterministic(tasks, tokenizer) -> None:
+    def by_seed(turn: ScriptTurn) -> str:
+        # The seed decides which table the "model" looks at: a stand-in for sampling.
+        table = ["Genre", "Album", "Artist"][turn.params.seed % 3]
+        if turn.turn < 2:
+            return call("sample_rows", table_name=table, limit=1 + turn.params.seed % 4)
+        return call("submit_sql", sql=f"SELECT COUNT(*) FROM {table}")
+
+    config = RunnerConfig(seed=7, max_batch=4)
+    first = run_all(ScriptedBackend(by_seed, tokenizer=tokenizer), tasks, config, samples=3)
+    second = run_all(ScriptedBackend(by_seed, tokenizer=tokenizer), tasks, config, samples=3)
+    assert [r.token_ids for r in first] == [r.token_ids for r in second]
+    assert [r.result.final_sql for r in first] == [r.result.final_sql for r in second]
+    other = run_all(ScriptedBackend(by_seed, tokenizer=tokenizer), tasks, RunnerConfig(seed=8), samples=3)
+    assert [r.token_ids for r in first] != [r.token_ids for r in other]
+    assert len({episode_seed(7, i, s, t) for i in range(5) for s in range(3) for t in range(3)}) == 45
+
+
+def test_a_backend_failure_becomes_recorded_outcomes(tasks, tokenizer) -> None:
+    backend = ScriptedBackend(explorer, tokenizer=tokenizer, raise_on=lambda turn: turn.turn == 2)
+    rollouts = run_all(backend, tasks, RunnerConfig())
+    for r in rollouts:
+        assert r.result.stop_reason is StopReason.BACKEND_ERROR
+        assert "scripted backend failure" in (r.result.error or "")
+        # It falls back to the last query that ran, as when a limit is hit.
+        assert r.result.final_sql == QUESTIONS[r.index][1]
+        check_transcript(r, tokenizer)
+
+
+def test_a_model_that_never_calls_a_tool_ends_by_the_round_limit(tasks, tokenizer) -> None:
+    backend = ScriptedBackend(lambda turn: "I am not sure what to do.", tokenizer=tokenizer)
+    config = RunnerConfig(episode=EpisodeConfig(max_rounds=3))
+    (rollout,) = run_all(backend, tasks[:1], config)
+    assert rollout.result.stop_reason is StopReason.ROUND_LIMIT
+    assert rollout.result.final_sql is None
+    assert len(rollout.result.rounds) == 4  # three tool rounds, then the forced final turn
+    check_transcript(rollout, tokenizer)
+
+
+def test_budget_is_exact_and_a_cut_reply_is_recorded(tasks, tokenizer) -> None:
+    long_reply = "<think>\n" + "Let me think about the tables. " * 400 + "</think>\n" + call("list_tables")
+    backend = ScriptedBackend([long_reply, call("submit_sql", sql="SELECT 1")], tokenizer=tokenizer)
+    config = RunnerConfig(episode=EpisodeConfig(token_budget=1500, final_turn_reserve=64))
+    (rollout,) = run_all(backend, tasks[:1], config)
+    first = rollout.result.rounds[0]
+    assert first.finish_reason == "length"
+    assert rollout.result.total_tokens <= 1500
+    assert rollout.result.total_tokens == len(rollout.token_ids)
+    assert rollout.result.stop_reason is StopReason.BUDGET_EXHAUSTED
+    check_transcript(rollout, tokenizer)
+
+
+def test_single_shot_mode_answers_once_from_the_full_schema(tasks, tokenizer) -> None:
+    backend = ScriptedBackend(lambda turn: "```sql\nSELECT COUNT(*) FROM Genre\n```", tokenizer=tokenizer)
+    (rollout,) = run_all(backend, tasks[:1], RunnerConfig(mode=RunMode.SINGLE_SHOT))
+    assert rollout.result.final_sql == "SELECT COUNT(*) FROM Genre"
+    assert len(rollout.result.rounds) == 1 and rollout.result.tool_calls == 0
+    assert "CREATE TABLE" in rollout.result.messages[1]["content"]
+    assert [k for k, _, _ in rollout.segments] == [SegmentKind.PROMPT, SegmentKind.MODEL]
+
+
+def test_text_only_backend_yields_no_ids(tasks) -> None:
+    (rollout,) = run_all(ScriptedBackend(explorer, chat=ChatML()), tasks[:1], RunnerConfig())
+    assert rollout.token_ids == [] and rollout.segments == [] and rollout.logprobs == []
+    assert rollout.result.final_sql == QUESTIONS[0][1]
+
+
+def test_config_is_validated_and_recorded() -> None:
+    with pytest.raises(ValueError, match="max_batch"):
+        RunnerConfig(max_batch=0)
+    config = RunnerConfig(sampling=SamplingParams(temperature=0.0), mode="single-shot")
+    assert config.to_dict()["mode"] == "single-shot"
+    assert json.dumps(config.to_dict())
