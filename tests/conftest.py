@@ -47,3 +47,19 @@ def make_db(tmp_path: Path) -> Callable[[str, str], Path]:
         return path
 
     return build
+
+
+@pytest.fixture(scope="session")
+def bird_layout(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A BIRD-layout folder (dev.json + dev_databases/) built from Spider databases."""
+    from benchmark_fixtures import build_bird_layout
+
+    return build_bird_layout(SPIDER, tmp_path_factory.mktemp("bird"))
+
+
+@pytest.fixture(scope="session")
+def sqale_layout(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQaLe-layout folder (queries/ and schemas/ parquet) built from Spider databases."""
+    from benchmark_fixtures import build_sqale_layout
+
+    return build_sqale_layout(SPIDER, tmp_path_factory.mktemp("sqale"))

@@ -7,6 +7,7 @@ imported lazily.
 """
 
 from sqlscout.chat import ChatFormat, ChatML
+from sqlscout.data import load_tasks
 from sqlscout.episode import (
     AnswerSource,
     Episode,
@@ -52,6 +53,7 @@ __all__ = [
     "Verdict",
     "call_tool",
     "extract_final_sql",
+    "load_tasks",
     "parse_turn",
     "run_episode",
     "score_sql",
