@@ -1,0 +1,119 @@
+"""What an evaluation run is: the settings that decide its results, stored in ``config.json``.
+
+:class:`EvalConfig` holds everything that changes what a run's episodes would be —
+model, backend, mode, data selection, sampling, episode limits, seed, number of
+samples. A resume compares the stored settings with the new ones and refuses to mix
+episodes of two different runs in one directory (:func:`config_mismatch`).
+Provenance (sqlscout version, git commit, when) is recorded too, but differing
+provenance does not block a resume: it is kept per session, so a fix to the code
+between two sessions is visible in the file.
+
+>>> cfg = EvalConfig(benchmark="spider", model="scripted", samples=4)
+>>> cfg.to_dict()["mode"], cfg.to_dict()["samples"]
+('agent', 4)
+>>> config_mismatch(cfg.to_dict(), EvalConfig(benchmark="spider", model="scripted", samples=8).to_dict())
+['samples: stored 4, now 8']
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+from sqlscout.backends.base import SamplingParams
+from sqlscout.episode import EpisodeConfig
+from sqlscout.errors import ConfigError
+from sqlscout.prompts import PROMPT_VERSION, SchemaMode
+
+__all__ = ["EvalConfig", "EvalMode", "config_mismatch"]
+
+_CONDITION = re.compile(r"^(gold|full|distractors:\d+)$")
+
+
+class EvalMode(str, Enum):
+    AGENT = "agent"  # the multi-turn episode with tools
+    SINGLE_SHOT = "single-shot"  # full schema in the prompt, one answer, no tools
+
+
+@dataclass(frozen=True)
+class EvalConfig:
+    """The settings of one evaluation run.
+
+    Attributes:
+        benchmark: ``spider``, ``spider-dk``, ``bird``, ``bird-mini``, ``sqale`` or ``jsonl``.
+        model: model name, preset or path, as given to the backend loader.
+        data: the benchmark's file or folder (None: the loader's default).
+        backend: backend name (None: the loader's choice for the model).
+        mode: ``agent`` or ``single-shot`` (single-shot always shows the full schema).
+        episode: episode limits and the schema regime (``withheld`` or ``full``).
+        sampling: sampling settings (temperature 0.6, top-p 0.95, top-k 20 by default).
+        samples: episodes per question (>= 1); above 1, pass@k and majority vote are reported.
+        seed: seeds question selection and sampling; the same seed gives the same run.
+        condition: schema-size condition: ``gold``, ``distractors:K`` or ``full``.
+        phrasing: SQaLe phrasing filter (``all`` or a style), None when not applicable.
+        difficulty: difficulty filter, None for all.
+        limit: evaluate only this many questions (chosen by the loader, deterministically).
+        evidence: show BIRD-style evidence notes when the benchmark has them.
+        prompt_version: the prompt text's version (set from :data:`PROMPT_VERSION`).
+        parameters: the model's parameter count when the backend knows it (for compute).
+        extra: anything else a caller wants recorded and compared (e.g. loader options).
+    """
+
+    benchmark: str
+    model: str
+    data: str | None = None
+    backend: str | None = None
+    mode: EvalMode = EvalMode.AGENT
+    episode: EpisodeConfig = field(default_factory=EpisodeConfig)
+    sampling: SamplingParams = field(default_factory=SamplingParams)
+    samples: int = 1
+    seed: int = 0
+    condition: str = "full"
+    phrasing: str | None = None
+    difficulty: str | None = None
+    limit: int | None = None
+    evidence: bool = True
+    prompt_version: str = PROMPT_VERSION
+    parameters: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "mode", EvalMode(self.mode))
+        if self.samples < 1:
+            raise ConfigError(f"samples must be >= 1, got {self.samples}")
+        if self.limit is not None and self.limit < 1:
+            raise ConfigError(f"limit must be >= 1, got {self.limit}")
+        if not _CONDITION.match(self.condition):
+            raise ConfigError(f"condition must be gold, full or distractors:K (K a whole number), got '{self.condition}'")
+        if self.mode is EvalMode.SINGLE_SHOT and self.episode.schema is not SchemaMode.FULL:
+            raise ConfigError("single-shot mode always shows the full schema; use --schema full (or leave it out)")
+        if self.parameters is not None and self.parameters < 1:
+            raise ConfigError(f"parameters must be a positive count, got {self.parameters}")
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["mode"] = self.mode.value
+        data["episode"] = self.episode.to_dict()
+        data["sampling"] = {**asdict(self.sampling), "stop": list(self.sampling.stop)}
+        return data
+
+
+# Recorded for the reader, not part of what makes two runs the same run.
+_NOT_COMPARED = {"parameters"}
+
+
+def config_mismatch(stored: dict[str, Any], current: dict[str, Any]) -> list[str]:
+    """The settings that differ between a stored run and a new invocation, as
+    ``name: stored X, now Y`` lines (empty when the two are the same run)."""
+    differences: list[str] = []
+    for name in sorted(set(stored) | set(current)):
+        if name in _NOT_COMPARED:
+            continue
+        old, new = stored.get(name), current.get(name)
+        if isinstance(old, dict) and isinstance(new, dict):
+            differences += [f"{name}.{line}" for line in config_mismatch(old, new)]
+        elif old != new:
+            differences.append(f"{name}: stored {old!r}, now {new!r}")
+    return differences

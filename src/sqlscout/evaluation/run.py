@@ -1,0 +1,289 @@
+"""Running an evaluation: episodes in, scored records streamed to the run directory.
+
+:func:`run_eval` plans one job per (question, sample), skips the jobs a previous
+session already finished (``resume``), takes finished episodes from an
+:data:`EpisodeSource` as they come, scores each against its gold query, and appends
+the record to ``episodes.jsonl`` before taking the next. Where episodes come from is
+the source's business: the runner over a model backend in ``sqlscout eval``, a
+scripted policy in tests.
+
+>>> import tempfile
+>>> from sqlscout.policy import ScriptedPolicy
+>>> from sqlscout.task import Task
+>>> task = Task("0", "How many genres?", "../shared/data/chinook/Chinook_Sqlite.sqlite",
+...             gold_sql="SELECT COUNT(*) FROM Genre")
+>>> submit = '{"tool": "submit_sql", "args": {"sql": "SELECT count(*) FROM genre"}}'
+>>> source = policy_source(lambda job: ScriptedPolicy([submit]))
+>>> outcome = run_eval([task], EvalConfig("custom", "scripted"), source, tempfile.mkdtemp())
+>>> outcome.written, outcome.records[0].verdict.outcome.value
+(1, 'equivalent')
+"""
+
+from __future__ import annotations
+
+import hashlib
+import subprocess
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Iterable, Iterator, Sequence
+
+from sqlscout.episode import Episode, EpisodeConfig, EpisodeResult
+from sqlscout.errors import ConfigError, DataError
+from sqlscout.evaluation.config import EvalConfig, EvalMode, config_mismatch
+from sqlscout.evaluation.record import EpisodeRecord, ResultPreview, task_key
+from sqlscout.evaluation.store import RunDir
+from sqlscout.policy import Policy, run_episode
+from sqlscout.sandbox import Database
+from sqlscout.scoring import ExecResult, execute_for_scoring, score_sql
+from sqlscout.task import Task
+
+__all__ = [
+    "EpisodeSource",
+    "Job",
+    "Progress",
+    "RunOutcome",
+    "Scorer",
+    "describe_environment",
+    "plan_jobs",
+    "policy_source",
+    "run_eval",
+    "tasks_identity",
+]
+
+
+# An episode the backend broke (not the model): retried on resume.
+_BACKEND_ERROR = "backend_error"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One episode to run: sample ``sample`` of the question at ``index`` in the run."""
+
+    index: int
+    sample: int
+    task: Task
+    key: str
+
+
+# Runs the given jobs and yields each with its finished episode, in any order.
+EpisodeSource = Callable[[Sequence[Job]], Iterable[tuple[Job, EpisodeResult]]]
+
+
+@dataclass
+class Progress:
+    """Running totals shown while a run goes (resumed episodes included)."""
+
+    total: int
+    done: int = 0
+    scored: int = 0
+    correct: int = 0
+
+    @property
+    def accuracy(self) -> float | None:
+        return self.correct / self.scored if self.scored else None
+
+    def add(self, record: EpisodeRecord) -> None:
+        self.done += 1
+        if record.verdict is not None:
+            self.scored += 1
+            self.correct += bool(record.verdict.official)
+
+
+@dataclass
+class RunOutcome:
+    run_dir: RunDir
+    written: int  # episodes run and written in this session
+    resumed: int  # episodes found already done
+    records: list[EpisodeRecord] = field(default_factory=list)  # all of the run's episodes
+
+
+def plan_jobs(tasks: Sequence[Task], samples: int) -> list[Job]:
+    """Every (question, sample) of a run, question-major. Question keys must be unique."""
+    keys = [task_key(t) for t in tasks]
+    seen: set[str] = set()
+    for key in keys:
+        if key in seen:
+            raise DataError(f"question '{key}' appears twice in the selected data; question ids must be unique")
+        seen.add(key)
+    return [Job(i, s, task, key) for i, (task, key) in enumerate(zip(tasks, keys)) for s in range(samples)]
+
+
+def tasks_identity(tasks: Sequence[Task]) -> dict[str, Any]:
+    """How many questions a run has and a digest of which ones (ids, databases, gold SQL),
+    so a resume over different data is refused."""
+    digest = hashlib.sha256()
+    for task in tasks:
+        digest.update(f"{task_key(task)}\t{task.db_id}\t{task.gold_sql or ''}\t{task.condition}\n".encode())
+    return {"count": len(tasks), "digest": digest.hexdigest()[:20]}
+
+
+def describe_environment() -> dict[str, Any]:
+    """Provenance of this invocation: time, sqlscout version, git commit of the code."""
+    from sqlscout import __version__
+
+    return {
+        "started_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "sqlscout_version": __version__,
+        "git_commit": _git_commit(Path(__file__).resolve().parent),
+    }
+
+
+def _git_commit(where: Path) -> str | None:
+    try:
+        head = subprocess.run(
+            ["git", "-C", str(where), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=5, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "-C", str(where), "status", "--porcelain", "--untracked-files=no"],
+            capture_output=True, text=True, timeout=5, check=True,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return head + ("-dirty" if dirty else "") if head else None
+
+
+class Scorer:
+    """Scores finished episodes against their gold query; each gold result is computed
+    once per (database, gold SQL) and reused by every sample of the question."""
+
+    def __init__(self) -> None:
+        self._dbs: dict[Path, Database] = {}
+        self._gold: dict[tuple[Path, str], ExecResult] = {}
+
+    def database(self, path: Path) -> Database:
+        if path not in self._dbs:
+            self._dbs[path] = Database(path)
+        return self._dbs[path]
+
+    def score(self, result: EpisodeResult) -> tuple[Any, ResultPreview | None, ResultPreview | None]:
+        """(verdict, predicted-result preview, gold-result preview); no verdict without gold."""
+        task = result.task
+        db = self.database(task.db_path)
+        if not task.gold_sql:
+            pred = execute_for_scoring(db, result.final_sql)
+            return None, ResultPreview.of(pred), None
+        gold_key = (task.db_path, task.gold_sql)
+        if gold_key not in self._gold:
+            self._gold[gold_key] = execute_for_scoring(db, task.gold_sql)
+        scored = score_sql(db, result.final_sql, task.gold_sql, gold=self._gold[gold_key])
+        return scored.verdict, ResultPreview.of(scored.pred), ResultPreview.of(scored.gold)
+
+    def close(self) -> None:
+        for db in self._dbs.values():
+            db.close()
+        self._dbs.clear()
+
+
+def policy_source(
+    policy_for: Callable[[Job], Policy],
+    episode: EpisodeConfig | None = None,
+    *,
+    mode: EvalMode = EvalMode.AGENT,
+) -> EpisodeSource:
+    """Episodes driven one after another by a policy per job (a scripted model).
+
+    The lightest source: no backend, no threads. ``policy_for(job)`` returns the
+    policy that plays that job's episode.
+    """
+
+    def run(jobs: Sequence[Job]) -> Iterator[tuple[Job, EpisodeResult]]:
+        dbs: dict[Path, Database] = {}
+        for job in jobs:
+            db = dbs.get(job.task.db_path) or dbs.setdefault(job.task.db_path, Database(job.task.db_path))
+            if mode is EvalMode.SINGLE_SHOT:
+                from sqlscout.single_shot import SingleShotEpisode
+
+                shot = SingleShotEpisode(job.task, db, episode)
+                policy = policy_for(job)
+                while not shot.done:
+                    shot.step(policy(shot, shot.request()))  # type: ignore[arg-type]
+                yield job, shot.result()
+            else:
+                yield job, run_episode(Episode(job.task, db, episode), policy_for(job))
+
+    return run
+
+
+def _prepare(run: RunDir, settings: dict[str, Any], identity: dict[str, Any], environment: dict[str, Any], resume: bool) -> int:
+    """Write or check ``config.json``; the session number of this invocation."""
+    if not run.exists():
+        if run.episodes_path.is_file() and run.episodes_path.stat().st_size:
+            raise DataError(f"{run.path} holds episodes but no config.json; use a fresh --out")
+        run.write_config({"settings": settings, "tasks": identity, "sessions": [environment]})
+        return 1
+    if not resume:
+        raise ConfigError(f"{run.path} already holds a run; pass --resume to continue it, or choose another --out")
+    stored = run.read_config()
+    differences = config_mismatch(stored.get("settings", {}), settings)
+    differences += [f"tasks.{d}" for d in config_mismatch(stored.get("tasks", {}), identity)]
+    if differences:
+        raise ConfigError(
+            f"cannot resume {run.path}: this invocation differs from the stored run in "
+            + "; ".join(differences)
+            + ". Re-run with the stored settings, or choose another --out"
+        )
+    sessions = stored.get("sessions", [])
+    stored["sessions"] = sessions + [environment]
+    run.write_config(stored)
+    return len(sessions) + 1
+
+
+def run_eval(
+    tasks: Sequence[Task],
+    config: EvalConfig,
+    source: EpisodeSource,
+    out: str | Path | RunDir,
+    *,
+    resume: bool = False,
+    environment: dict[str, Any] | None = None,
+    on_start: Callable[[Progress], None] | None = None,
+    on_record: Callable[[EpisodeRecord, Progress], None] | None = None,
+) -> RunOutcome:
+    """Run (or continue) an evaluation and stream every scored episode to ``out``.
+
+    With ``resume``, episodes already in ``out/episodes.jsonl`` are kept and not run
+    again — except those that ended in a backend error, which are retried — and the
+    stored settings must equal ``config`` (else :class:`ConfigError` lists the
+    differences). ``environment`` is this invocation's provenance (default:
+    :func:`describe_environment`).
+    """
+    run = out if isinstance(out, RunDir) else RunDir(out)
+    jobs = plan_jobs(tasks, config.samples)
+    session = _prepare(run, config.to_dict(), tasks_identity(tasks), environment or describe_environment(), resume)
+    kept = {r.identity: r for r in run.iter_records() if r.result.stop_reason.value != _BACKEND_ERROR}
+    todo = [j for j in jobs if (j.key, j.sample) not in kept]
+    progress = Progress(total=len(jobs))
+    for record in kept.values():
+        progress.add(record)
+    if on_start is not None:
+        on_start(progress)
+    scorer = Scorer()
+    written: list[EpisodeRecord] = []
+    started = time.perf_counter()
+    try:
+        with run.open_for_append() as writer:
+            for job, result in source(todo):
+                verdict, pred, gold = scorer.score(result)
+                record = EpisodeRecord(
+                    key=job.key,
+                    index=job.index,
+                    sample=job.sample,
+                    mode=config.mode.value,
+                    result=result,
+                    verdict=verdict,
+                    pred=pred,
+                    gold=gold,
+                    session=session,
+                    finished_s=time.perf_counter() - started,
+                )
+                writer.write(record)
+                written.append(record)
+                progress.add(record)
+                if on_record is not None:
+                    on_record(record, progress)
+    finally:
+        scorer.close()
+    records = sorted([*kept.values(), *written], key=lambda r: (r.index, r.sample))
+    return RunOutcome(run, len(written), len(kept), records)

@@ -1,0 +1,150 @@
+"""run_eval on real Spider databases with a scripted model: streaming, scoring, resume."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import SPIDER, spider_db
+from sqlscout.episode import Episode, TurnRequest
+from sqlscout.errors import ConfigError, DataError
+from sqlscout.evaluation import EvalConfig, Job, RunDir, compute_metrics, policy_source, run_eval
+from sqlscout.policy import ScriptedPolicy
+from sqlscout.scoring import tables_used
+from sqlscout.task import Task
+
+
+def spider_tasks(n: int, db_ids: tuple[str, ...] = ("concert_singer", "pets_1", "poker_player")) -> list[Task]:
+    """The first ``n`` Spider dev questions on ``db_ids``, read straight from dev.json."""
+    questions = json.loads((SPIDER / "dev.json").read_text())
+    tasks = []
+    for i, q in enumerate(questions):
+        if q["db_id"] in db_ids:
+            tasks.append(Task(str(i), q["question"], spider_db(q["db_id"]), gold_sql=q["query"], db_id=q["db_id"], benchmark="spider"))
+    return tasks[:n]
+
+
+def explorer(job: Job) -> ScriptedPolicy:
+    """A deterministic pretend model whose behaviour depends on the question and sample:
+    it looks at the gold tables, then submits the gold query, a wrong query, or answers
+    in the forced final turn after running out of rounds."""
+    gold = job.task.gold_sql or ""
+    style = (int(job.task.question_id) + job.sample) % 3
+    looks = [json.dumps({"tool": "describe_table", "args": {"table_name": t}}) for t in sorted(tables_used(gold))]
+
+    def reply(episode: Episode, request: TurnRequest) -> str:
+        turn = len(episode.rounds)
+        if request.final:
+            return f"```sql\n{gold}\n```"
+        if turn < len(looks):
+            return looks[turn]
+        if style == 0:
+            return json.dumps({"tool": "submit_sql", "args": {"sql": gold}})
+        if style == 1:
+            return json.dumps({"tool": "submit_sql", "args": {"sql": "SELECT 1"}})
+        return json.dumps({"tool": "run_query", "args": {"sql": "SELECT count(*) FROM sqlite_master"}})
+
+    return ScriptedPolicy(reply)
+
+
+def config(**changes: object) -> EvalConfig:
+    return EvalConfig(**{"benchmark": "spider", "model": "scripted-explorer", "samples": 2, **changes})  # type: ignore[arg-type]
+
+
+def test_every_episode_is_streamed_scored_and_counted(tmp_path: Path) -> None:
+    tasks = spider_tasks(6)
+    outcome = run_eval(tasks, config(), policy_source(explorer), tmp_path / "run")
+    assert outcome.written == 12 and outcome.resumed == 0
+    lines = (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()
+    assert len(lines) == 12
+    stored = RunDir(tmp_path / "run").read_records()
+    assert [(r.key, r.sample) for r in stored] == [(t.question_id, s) for t in tasks for s in (0, 1)]
+    by_style = {(int(r.key) + r.sample) % 3: r for r in stored}
+    assert by_style[0].verdict.outcome.value == "equivalent" and by_style[0].gold.n_rows >= 0
+    assert by_style[1].result.stop_reason.value == "submitted" and not by_style[1].verdict.official
+    assert by_style[2].result.stop_reason.value == "round_limit" and by_style[2].verdict.official
+    # The trace is all there: what the model wrote and what each tool answered.
+    first = by_style[0].result.rounds[0]
+    assert first.calls[0].tool == "describe_table" and "CREATE TABLE" in first.calls[0].output
+    metrics = compute_metrics(stored)
+    assert metrics.n_questions == 6 and metrics.samples == 2
+    assert metrics.gold_table_coverage == 1.0
+    settings = json.loads((tmp_path / "run" / "config.json").read_text())
+    assert settings["settings"]["model"] == "scripted-explorer"
+    assert settings["settings"]["sampling"]["temperature"] == 0.6
+    assert settings["settings"]["episode"]["max_rounds"] == 6
+    assert settings["settings"]["prompt_version"]
+    assert settings["tasks"]["count"] == 6
+    assert settings["sessions"][0]["sqlscout_version"]
+
+
+class Crash(Exception):
+    pass
+
+
+def crashing_after(n: int):
+    """A source that plays ``explorer`` but dies while running its ``n+1``-th episode."""
+    played = {"n": 0}
+
+    def policy_for(job: Job) -> ScriptedPolicy:
+        if played["n"] == n:
+            raise Crash(f"killed at episode {n}")
+        played["n"] += 1
+        return explorer(job)
+
+    return policy_source(policy_for)
+
+
+def comparable(run: Path) -> list[tuple]:
+    return [
+        (r.key, r.sample, r.result.final_sql, r.result.stop_reason.value, len(r.result.rounds), r.verdict.to_dict(), r.pred and r.pred.fingerprint)
+        for r in sorted(RunDir(run).read_records(), key=lambda r: (r.index, r.sample))
+    ]
+
+
+def test_resume_after_a_crash_loses_and_repeats_nothing(tmp_path: Path) -> None:
+    tasks = spider_tasks(5)
+    with pytest.raises(Crash):
+        run_eval(tasks, config(), crashing_after(4), tmp_path / "broken")
+    assert len(RunDir(tmp_path / "broken").read_records()) == 4
+    # A crash in the middle of writing leaves half a line: it is cut and that episode re-run.
+    with open(tmp_path / "broken" / "episodes.jsonl", "a") as handle:
+        handle.write('{"key": "half a rec')
+    resumed = run_eval(tasks, config(), policy_source(explorer), tmp_path / "broken", resume=True)
+    assert (resumed.resumed, resumed.written) == (4, 6)
+    run_eval(tasks, config(), policy_source(explorer), tmp_path / "whole")
+    assert comparable(tmp_path / "broken") == comparable(tmp_path / "whole")
+    assert len((tmp_path / "broken" / "episodes.jsonl").read_text().splitlines()) == 10
+    sessions = json.loads((tmp_path / "broken" / "config.json").read_text())["sessions"]
+    assert len(sessions) == 2
+    # Resuming a finished run runs nothing.
+    again = run_eval(tasks, config(), policy_source(explorer), tmp_path / "broken", resume=True)
+    assert (again.resumed, again.written) == (10, 0)
+
+
+def test_resume_with_other_settings_is_refused(tmp_path: Path) -> None:
+    tasks = spider_tasks(2)
+    run_eval(tasks, config(), policy_source(explorer), tmp_path / "run")
+    with pytest.raises(ConfigError, match=r"samples: stored 2, now 3.*--out"):
+        run_eval(tasks, config(samples=3), policy_source(explorer), tmp_path / "run", resume=True)
+    with pytest.raises(ConfigError, match="tasks.count"):
+        run_eval(spider_tasks(3), config(), policy_source(explorer), tmp_path / "run", resume=True)
+    with pytest.raises(ConfigError, match="already holds a run; pass --resume"):
+        run_eval(tasks, config(), policy_source(explorer), tmp_path / "run")
+
+
+def test_duplicate_question_ids_are_refused(tmp_path: Path) -> None:
+    task = spider_tasks(1)[0]
+    with pytest.raises(DataError, match="appears twice"):
+        run_eval([task, task], config(), policy_source(explorer), tmp_path / "run")
+
+
+def test_a_broken_line_in_the_middle_is_an_error_naming_it(tmp_path: Path) -> None:
+    run_eval(spider_tasks(2), config(samples=1), policy_source(explorer), tmp_path / "run")
+    path = tmp_path / "run" / "episodes.jsonl"
+    lines = path.read_text().splitlines(keepends=True)
+    path.write_text("garbage\n" + "".join(lines))
+    with pytest.raises(DataError, match=r"episodes.jsonl:1: not an episode record"):
+        RunDir(tmp_path / "run").read_records()
