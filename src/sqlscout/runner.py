@@ -28,7 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, Iterator, Sequence, Union
+from typing import Any, Collection, Iterator, Sequence, Union
 
 from sqlscout.backends.base import Backend, Generation, GenerationRequest, SamplingParams
 from sqlscout.episode import Episode, EpisodeConfig, EpisodeResult, SegmentKind
@@ -172,16 +172,21 @@ class Runner:
             self._databases[key] = Database(key, self.config.sandbox)
         return self._databases[key]
 
-    def run(self, tasks: Sequence[Task], samples: int = 1) -> Iterator[Rollout]:
+    def run(
+        self, tasks: Sequence[Task], samples: int = 1, *, skip: Collection[tuple[int, int]] = ()
+    ) -> Iterator[Rollout]:
         """Run ``samples`` episodes of every task; yield each as soon as it finishes.
 
         Rollouts come in finishing order; ``rollout.index`` and ``rollout.sample`` say
         which they are. A backend failure ends the affected episodes with stop reason
         ``backend_error`` (the message is in ``result.error``) instead of raising.
+        ``skip`` names (index, sample) pairs not to run — a resumed evaluation's finished
+        episodes — so that the others keep the seeds they have in a full run.
         """
         if samples < 1:
             raise ConfigError(f"samples must be >= 1, got {samples}")
-        waiting = deque((i, s) for i in range(len(tasks)) for s in range(samples))
+        skipped = set(skip)
+        waiting = deque((i, s) for i in range(len(tasks)) for s in range(samples) if (i, s) not in skipped)
         live: list[_Live] = []
         pool = ThreadPoolExecutor(self.config.tool_workers, thread_name_prefix="sqlscout-tools")
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from sqlscout.cli import eval as eval_cli
 from sqlscout.cli import explore
 
 app = typer.Typer(
@@ -14,6 +15,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
 )
 explore.register(app)
+eval_cli.register(app)
 
 
 def main() -> None:  # pragma: no cover - console script shim

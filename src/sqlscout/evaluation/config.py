@@ -54,7 +54,10 @@ class EvalConfig:
         condition: schema-size condition: ``gold``, ``distractors:K`` or ``full``.
         phrasing: SQaLe phrasing filter (``all`` or a style), None when not applicable.
         difficulty: difficulty filter, None for all.
-        limit: evaluate only this many questions (chosen by the loader, deterministically).
+        split: the benchmark split (None: the loader's default).
+        limit: evaluate only this many questions.
+        select: which ``limit`` questions: ``first`` in file order, or ``random`` (a
+            sample drawn with ``seed``, kept in file order).
         evidence: show BIRD-style evidence notes when the benchmark has them.
         prompt_version: the prompt text's version (set from :data:`PROMPT_VERSION`).
         parameters: the model's parameter count when the backend knows it (for compute).
@@ -73,7 +76,9 @@ class EvalConfig:
     condition: str = "full"
     phrasing: str | None = None
     difficulty: str | None = None
+    split: str | None = None
     limit: int | None = None
+    select: str = "first"
     evidence: bool = True
     prompt_version: str = PROMPT_VERSION
     parameters: int | None = None
@@ -85,6 +90,8 @@ class EvalConfig:
             raise ConfigError(f"samples must be >= 1, got {self.samples}")
         if self.limit is not None and self.limit < 1:
             raise ConfigError(f"limit must be >= 1, got {self.limit}")
+        if self.select not in ("first", "random"):
+            raise ConfigError(f"select must be 'first' or 'random', got '{self.select}'")
         if not _CONDITION.match(self.condition):
             raise ConfigError(f"condition must be gold, full or distractors:K (K a whole number), got '{self.condition}'")
         if self.mode is EvalMode.SINGLE_SHOT and self.episode.schema is not SchemaMode.FULL:

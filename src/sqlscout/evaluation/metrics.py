@@ -176,7 +176,7 @@ def compute_metrics(records: Iterable[EpisodeRecord], *, parameters: int | None 
     m.answer_sources = _shares([r.result.answer_source.value for r in episodes])
     m.submit_rate = _mean(r.result.stop_reason is StopReason.SUBMITTED for r in episodes)
     m.executes_rate = _mean(v.outcome in (Outcome.EQUIVALENT, Outcome.EXECUTABLE) for v in verdicts)
-    m.backend_errors = sum(r.result.stop_reason.value == "backend_error" for r in episodes)
+    m.backend_errors = sum(r.result.stop_reason is StopReason.BACKEND_ERROR for r in episodes)
 
     m.rounds_mean = _mean(f.rounds for f in facts)
     m.tool_rounds_mean = _mean(f.tool_rounds for f in facts)

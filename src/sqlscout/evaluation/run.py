@@ -29,12 +29,13 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from sqlscout.episode import Episode, EpisodeConfig, EpisodeResult
-from sqlscout.errors import ConfigError, DataError
+from sqlscout.episode import Episode, EpisodeConfig, EpisodeResult, StopReason
+from sqlscout.errors import BackendError, ConfigError, DataError
 from sqlscout.evaluation.config import EvalConfig, EvalMode, config_mismatch
 from sqlscout.evaluation.record import EpisodeRecord, ResultPreview, task_key
 from sqlscout.evaluation.store import RunDir
 from sqlscout.policy import Policy, run_episode
+from sqlscout.runner import Runner
 from sqlscout.sandbox import Database
 from sqlscout.scoring import ExecResult, execute_for_scoring, score_sql
 from sqlscout.task import Task
@@ -49,12 +50,10 @@ __all__ = [
     "plan_jobs",
     "policy_source",
     "run_eval",
+    "runner_source",
+    "select_tasks",
     "tasks_identity",
 ]
-
-
-# An episode the backend broke (not the model): retried on resume.
-_BACKEND_ERROR = "backend_error"
 
 
 @dataclass(frozen=True)
@@ -108,6 +107,25 @@ def plan_jobs(tasks: Sequence[Task], samples: int) -> list[Job]:
             raise DataError(f"question '{key}' appears twice in the selected data; question ids must be unique")
         seen.add(key)
     return [Job(i, s, task, key) for i, (task, key) in enumerate(zip(tasks, keys)) for s in range(samples)]
+
+
+def select_tasks(tasks: Sequence[Task], limit: int | None, select: str = "first", seed: int = 0) -> list[Task]:
+    """``limit`` questions: the first ones, or a sample drawn with ``seed`` (kept in file order).
+
+    >>> tasks = [Task(str(i), "q", "x.sqlite") for i in range(10)]
+    >>> [t.question_id for t in select_tasks(tasks, 3)]
+    ['0', '1', '2']
+    >>> select_tasks(tasks, 3, "random", seed=1) == select_tasks(tasks, 3, "random", seed=1)
+    True
+    """
+    if limit is None or limit >= len(tasks):
+        return list(tasks)
+    if select == "first":
+        return list(tasks[:limit])
+    import random
+
+    chosen = sorted(random.Random(seed).sample(range(len(tasks)), limit))
+    return [tasks[i] for i in chosen]
 
 
 def tasks_identity(tasks: Sequence[Task]) -> dict[str, Any]:
@@ -206,6 +224,23 @@ def policy_source(
     return run
 
 
+def runner_source(runner: Runner, tasks: Sequence[Task], samples: int) -> EpisodeSource:
+    """Episodes from the runner over a model backend, batched, yielded as they finish.
+
+    The runner gets the whole task list and skips the (index, sample) pairs that are not
+    asked for, so every episode keeps its seed — a resumed run samples exactly what an
+    uninterrupted one would have.
+    """
+
+    def run(jobs: Sequence[Job]) -> Iterator[tuple[Job, EpisodeResult]]:
+        wanted = {(j.index, j.sample): j for j in jobs}
+        skip = [(i, s) for i in range(len(tasks)) for s in range(samples) if (i, s) not in wanted]
+        for rollout in runner.run(tasks, samples, skip=skip):
+            yield wanted[(rollout.index, rollout.sample)], rollout.result
+
+    return run
+
+
 def _prepare(run: RunDir, settings: dict[str, Any], identity: dict[str, Any], environment: dict[str, Any], resume: bool) -> int:
     """Write or check ``config.json``; the session number of this invocation."""
     if not run.exists():
@@ -240,6 +275,7 @@ def run_eval(
     environment: dict[str, Any] | None = None,
     on_start: Callable[[Progress], None] | None = None,
     on_record: Callable[[EpisodeRecord, Progress], None] | None = None,
+    max_backend_errors: int = 32,
 ) -> RunOutcome:
     """Run (or continue) an evaluation and stream every scored episode to ``out``.
 
@@ -247,12 +283,13 @@ def run_eval(
     again — except those that ended in a backend error, which are retried — and the
     stored settings must equal ``config`` (else :class:`ConfigError` lists the
     differences). ``environment`` is this invocation's provenance (default:
-    :func:`describe_environment`).
+    :func:`describe_environment`). After ``max_backend_errors`` backend failures in a
+    row the run stops with :class:`BackendError` (what ran is kept).
     """
     run = out if isinstance(out, RunDir) else RunDir(out)
     jobs = plan_jobs(tasks, config.samples)
     session = _prepare(run, config.to_dict(), tasks_identity(tasks), environment or describe_environment(), resume)
-    kept = {r.identity: r for r in run.iter_records() if r.result.stop_reason.value != _BACKEND_ERROR}
+    kept = {r.identity: r for r in run.iter_records() if r.result.stop_reason is not StopReason.BACKEND_ERROR}
     todo = [j for j in jobs if (j.key, j.sample) not in kept]
     progress = Progress(total=len(jobs))
     for record in kept.values():
@@ -261,6 +298,7 @@ def run_eval(
         on_start(progress)
     scorer = Scorer()
     written: list[EpisodeRecord] = []
+    failing = 0
     started = time.perf_counter()
     try:
         with run.open_for_append() as writer:
@@ -283,6 +321,12 @@ def run_eval(
                 progress.add(record)
                 if on_record is not None:
                     on_record(record, progress)
+                failing = failing + 1 if result.stop_reason is StopReason.BACKEND_ERROR else 0
+                if failing >= max_backend_errors:
+                    raise BackendError(
+                        f"the backend failed {failing} episodes in a row ({result.error}); "
+                        "fix it and continue with --resume (failed episodes are run again)"
+                    )
     finally:
         scorer.close()
     records = sorted([*kept.values(), *written], key=lambda r: (r.index, r.sample))

@@ -1,0 +1,189 @@
+"""``sqlscout eval``: run a model on a benchmark and stream every episode to a run directory."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from sqlscout.cli.common import console, err_console, fail
+from sqlscout.errors import SqlscoutError
+from sqlscout.prompts import SchemaMode
+
+BENCHMARKS = ("spider", "spider-dk", "bird", "bird-mini", "sqale", "jsonl")
+
+
+def _load_tasks(benchmark: str, data: Optional[Path], **options: Any) -> list:
+    from sqlscout.data import load_tasks
+
+    if benchmark == "bird-mini":
+        benchmark, options["split"] = "bird", options.get("split") or "mini-dev"
+    return load_tasks(benchmark, data, **options)
+
+
+def _apply_condition(tasks: list, condition: str, cache_dir: Optional[Path]) -> list:
+    if condition == "full":
+        return tasks
+    try:
+        from sqlscout.data import apply_condition  # type: ignore[attr-defined]
+    except ImportError:
+        fail(f"--condition {condition} is not available in this version of sqlscout; use --condition full")
+    if cache_dir is None:
+        fail(f"--condition {condition} builds reduced databases; pass --cache-dir where to keep them")
+    return apply_condition(tasks, condition, cache_dir=cache_dir)
+
+
+def _load_backend(model: str, backend: Optional[str]) -> Any:
+    from sqlscout.models import load_backend  # type: ignore[import-not-found]
+
+    return load_backend(model, backend=backend)
+
+
+def _parameters(backend: Any) -> Optional[int]:
+    value = getattr(backend, "parameters", None) or getattr(backend, "num_parameters", None)
+    return int(value) if isinstance(value, (int, float)) and value > 0 else None
+
+
+def eval_command(
+    benchmark: str = typer.Option(..., help=f"One of: {', '.join(BENCHMARKS)}."),
+    model: str = typer.Option(..., help="Model preset, local path, hub id or server URL."),
+    out: Path = typer.Option(..., help="Run directory (config.json, episodes.jsonl)."),
+    data: Optional[Path] = typer.Option(None, help="The benchmark's folder or questions file."),
+    backend: Optional[str] = typer.Option(None, help="Backend (default: the model's own choice)."),
+    mode: str = typer.Option("agent", help="agent: tools and rounds; single-shot: full schema, one answer."),
+    schema: Optional[SchemaMode] = typer.Option(None, help="withheld (agent default) or full (single-shot: always)."),
+    condition: str = typer.Option("full", help="Schema size: gold, distractors:K or full."),
+    phrasing: Optional[str] = typer.Option(None, help="SQaLe phrasing, or 'all'."),
+    difficulty: Optional[str] = typer.Option(None, help="Keep only this difficulty level."),
+    split: Optional[str] = typer.Option(None, help="Benchmark split (default: dev; SQaLe: test)."),
+    limit: Optional[int] = typer.Option(None, help="Evaluate this many questions."),
+    select: str = typer.Option("first", help="Which --limit questions: first (file order) or random (drawn with --seed)."),
+    seed: int = typer.Option(0, help="Seeds question selection and sampling."),
+    samples: int = typer.Option(1, help="Episodes per question (>1 adds pass@k and majority vote)."),
+    temperature: Optional[float] = typer.Option(None, help="Sampling temperature (default: the model's)."),
+    top_p: Optional[float] = typer.Option(None, help="Nucleus mass (default: the model's)."),
+    top_k: Optional[int] = typer.Option(None, help="Top-k (default: the model's)."),
+    max_rounds: Optional[int] = typer.Option(None, help="Tool rounds before the final turn (default 6)."),
+    token_budget: Optional[int] = typer.Option(None, help="Tokens per episode, prompt included (default 24576)."),
+    evidence: bool = typer.Option(True, help="Show evidence notes where the benchmark has them."),
+    missing_db: str = typer.Option("error", help="Questions whose database file is absent: error, skip."),
+    cache_dir: Optional[Path] = typer.Option(None, help="Where SQaLe and condition databases are built."),
+    max_batch: int = typer.Option(8, help="Episodes generated together."),
+    tool_workers: int = typer.Option(4, help="Threads running tool calls."),
+    resume: bool = typer.Option(False, help="Continue the run in --out (same settings required)."),
+) -> None:
+    """Run a model on a benchmark; every episode streams to OUT/episodes.jsonl as it ends."""
+    from dataclasses import replace
+
+    from sqlscout.backends.base import SamplingParams
+    from sqlscout.episode import EpisodeConfig
+    from sqlscout.evaluation import EvalConfig, EvalMode
+    from sqlscout.evaluation.run import describe_environment, run_eval, runner_source, select_tasks
+    from sqlscout.runner import RunMode, Runner, RunnerConfig
+
+    if benchmark not in BENCHMARKS:
+        fail(f"unknown benchmark '{benchmark}'; choose one of: {', '.join(BENCHMARKS)}")
+    if mode not in ("agent", "single-shot"):
+        fail(f"--mode must be agent or single-shot, got '{mode}'")
+    if mode == "single-shot" and schema is SchemaMode.WITHHELD:
+        fail("single-shot mode always shows the full schema; drop --schema withheld")
+    schema = schema or (SchemaMode.FULL if mode == "single-shot" else SchemaMode.WITHHELD)
+    try:
+        tasks = _load_tasks(
+            benchmark, data, split=split, evidence=evidence, phrasing=phrasing, difficulty=difficulty,
+            missing_db=missing_db, cache_dir=cache_dir,
+        )
+        tasks = select_tasks(tasks, limit, select, seed)
+        tasks = _apply_condition(tasks, condition, cache_dir)
+        if not tasks:
+            fail("no questions match the filters; loosen --difficulty/--phrasing/--limit")
+        loaded = _load_backend(model, backend)
+    except SqlscoutError as exc:
+        fail(str(exc))
+    preset = getattr(loaded, "preset", None)
+    base_sampling = getattr(preset, "sampling", None) or SamplingParams()
+    base_episode = getattr(preset, "episode", None) or EpisodeConfig()
+    try:
+        sampling = replace(
+            base_sampling,
+            **{k: v for k, v in {"temperature": temperature, "top_p": top_p, "top_k": top_k}.items() if v is not None},
+        )
+        episode = replace(
+            base_episode,
+            schema=schema,
+            **{k: v for k, v in {"max_rounds": max_rounds, "token_budget": token_budget}.items() if v is not None},
+        )
+        config = EvalConfig(
+            benchmark=benchmark, model=model, data=str(data) if data else None, backend=getattr(loaded, "name", backend),
+            mode=EvalMode(mode), episode=episode, sampling=sampling, samples=samples, seed=seed, condition=condition,
+            phrasing=phrasing, difficulty=difficulty, split=split, limit=limit, select=select, evidence=evidence,
+            parameters=_parameters(loaded),
+        )
+        runner_config = RunnerConfig(
+            episode=episode, sampling=sampling, max_batch=max_batch, tool_workers=tool_workers, seed=seed, mode=RunMode(mode)
+        )
+    except SqlscoutError as exc:
+        loaded.close()
+        fail(str(exc))
+    environment = {**describe_environment(), "max_batch": max_batch, "tool_workers": tool_workers}
+    describe = getattr(loaded, "describe", None)
+    if callable(describe):
+        environment["backend"] = describe()
+    with loaded, Runner(loaded, runner_config) as runner:
+        try:
+            outcome = _run_with_progress(run_eval, tasks, config, runner_source(runner, tasks, samples), out, resume, environment)
+        except SqlscoutError as exc:
+            fail(str(exc))
+    _print_summary(outcome.records, config.parameters, out)
+
+
+def _run_with_progress(run_eval: Any, tasks: list, config: Any, source: Any, out: Path, resume: bool, environment: dict) -> Any:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
+
+    columns = (
+        TextColumn("[bold]eval"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("acc {task.fields[accuracy]}"),
+        TimeElapsedColumn(),
+        TimeRemainingColumn(),
+    )
+    with Progress(*columns, console=err_console, transient=False) as bar:
+        handle = bar.add_task("eval", total=None, accuracy="-")
+
+        def started(progress: Any) -> None:
+            bar.update(handle, total=progress.total, completed=progress.done, accuracy=_acc(progress.accuracy))
+
+        def finished(record: Any, progress: Any) -> None:
+            bar.update(handle, completed=progress.done, accuracy=_acc(progress.accuracy))
+
+        return run_eval(tasks, config, source, out, resume=resume, environment=environment, on_start=started, on_record=finished)
+
+
+def _acc(value: Optional[float]) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
+def _print_summary(records: list, parameters: Optional[int], out: Path) -> None:
+    from sqlscout.evaluation import compute_metrics
+
+    m = compute_metrics(records, parameters=parameters)
+
+    def fmt(value: Optional[float], spec: str = ".3f") -> str:
+        return "-" if value is None else format(value, spec)
+
+    console.print(
+        f"questions {m.n_questions}  episodes {m.n_episodes}  "
+        f"accuracy {fmt(m.accuracy.official)} (strict {fmt(m.accuracy.strict)})  "
+        f"submit rate {fmt(m.submit_rate)}  rounds {fmt(m.rounds_mean, '.2f')}  "
+        f"wall/question {fmt(m.wall_s_per_question, '.1f')} s",
+        markup=False,
+    )
+    if m.backend_errors:
+        console.print(f"[yellow]{m.backend_errors} episodes ended in a backend error; --resume runs them again[/]")
+    console.print(f"report: sqlscout report {out}", markup=False)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("eval")(eval_command)
