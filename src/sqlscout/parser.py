@@ -27,6 +27,9 @@ _THINK_CLOSE = "</think>"
 _NAME_KEYS = ("tool", "tool_name", "name", "function")
 _ARG_KEYS = ("args", "arguments", "parameters", "input", "params")
 _CALLISH = re.compile(r"""\{\s*["'](?:tool|tool_name|name|function)["']\s*:""")
+# Where an object can start: a brace, then a quoted key or the closing brace. Skipping
+# other braces keeps prose full of "{" (or a degenerate "{{{{..." reply) linear.
+_OBJECT_START = re.compile(r"""\{\s*["'}]""")
 
 
 @dataclass(frozen=True)
@@ -73,12 +76,13 @@ def parse_turn(text: str) -> ParsedTurn:
     errors: list[str] = []
     decoder = json.JSONDecoder()
     pos = 0
-    while (start := body.find("{", pos)) != -1:
+    while (found := _OBJECT_START.search(body, pos)) is not None:
+        start = found.start()
         obj: Any = None
         end = start + 1
         try:
             obj, end = decoder.raw_decode(body, start)
-        except ValueError:
+        except (ValueError, RecursionError):  # deep nesting makes json recurse past the limit
             if not _CALLISH.match(body, start):
                 pos = start + 1
                 continue
@@ -159,7 +163,7 @@ def _lenient_load(snippet: str) -> Any:
     for candidate in (snippet, _TRAILING_COMMA.sub(r"\1", snippet)):
         try:
             return json.loads(candidate)
-        except ValueError:
+        except (ValueError, RecursionError):
             pass
     try:
         value = ast.literal_eval(
@@ -170,7 +174,8 @@ def _lenient_load(snippet: str) -> Any:
     return value if isinstance(value, (dict, list, str, int, float)) else None
 
 
-_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n]*\n(.*?)(?:```|$)", re.S)
+# The info string stops at a backtick so that a run of fences without newlines stays linear.
+_FENCE = re.compile(r"```[ \t]*([A-Za-z0-9_+-]*)[^\n`]*\n(.*?)(?:```|$)", re.S)
 _SQL_START = re.compile(r"(?im)^[ \t>*]*((?:SELECT|WITH)\b)")
 _SQL_WORD = re.compile(r"\b(?:SELECT|WITH)\b", re.I)
 
