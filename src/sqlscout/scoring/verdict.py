@@ -69,19 +69,24 @@ def execute_for_scoring(
 def parses(sql: str | None) -> bool:
     """Whether sqlglot parses ``sql`` as SQLite (the *parsable* tier).
 
-    >>> parses("SELECT a FROM t WHERE b = 1"), parses("SELEC a FROM"), parses("")
-    (True, False, False)
+    A bare expression parses too (``Ada``, ``5``, ``x = 1``) but is no statement, so it
+    does not count: an answer that is a value or a word is invalid, not parsable.
+
+    >>> parses("SELECT a FROM t WHERE b = 1"), parses("SELEC a FROM"), parses(""), parses("Ada")
+    (True, False, False, False)
     """
     if not sql or not sql.strip():
         return False
     import sqlglot
+    from sqlglot import exp
     from sqlglot.errors import SqlglotError
 
     try:
         trees = sqlglot.parse(sql, read="sqlite")
     except (SqlglotError, ValueError, RecursionError):
         return False
-    return any(t is not None for t in trees)
+    bare = (exp.Condition, exp.Alias, exp.Identifier, exp.Star)
+    return any(t is not None and not isinstance(t, bare) for t in trees)
 
 
 @dataclass(frozen=True)
