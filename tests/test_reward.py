@@ -1,0 +1,197 @@
+"""Rewards (SPEC §5): the presets, partial credit, the bonuses, and the guarantee that
+a wrong answer never outranks a right one."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from sqlscout.errors import ConfigError
+from sqlscout.sandbox import Database
+from sqlscout.scoring import (
+    REWARD_PRESETS,
+    Outcome,
+    RewardConfig,
+    Semantics,
+    execute_for_scoring,
+    group_rewards,
+    reward,
+    row_f1,
+    score_sql,
+    tables_used,
+)
+
+FIXTURE = (Path(__file__).parent / "data" / "scoring_fixture.sql").read_text()
+GOLD_TWO_TABLES = "SELECT p.name FROM person p JOIN pet ON pet.owner_id = p.id WHERE pet.kind = 'cat'"  # Ada, Bob
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory: pytest.TempPathFactory) -> Database:
+    path = tmp_path_factory.mktemp("reward") / "reward.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.executescript(FIXTURE)
+    conn.close()
+    with Database(path) as database:
+        yield database
+
+
+def dense(db: Database, pred: str, gold: str = GOLD_TWO_TABLES, **kwargs: bool) -> float:
+    return reward(score_sql(db, pred, gold), REWARD_PRESETS["sqale-dense"], pred_sql=pred, gold_sql=gold, **kwargs)
+
+
+def test_sqale_dense_preset_values(db: Database) -> None:
+    cfg = REWARD_PRESETS["sqale-dense"]
+    assert (cfg.equivalent, cfg.executable, cfg.f1_weight, cfg.same_tables, cfg.plurality, cfg.parsable, cfg.invalid) == (
+        3.0, 0.1, 0.9, 0.1, 0.1, 0.05, 0.0
+    )
+    assert cfg.semantics is Semantics.OFFICIAL
+    assert dense(db, "SELECT name FROM person WHERE id IN (1, 2)") == 3.0
+    # Runs, wrong: 0.1 + 0.9 * F1. {Ada} vs {Ada, Bob}: P = 1, R = 0.5, F1 = 2/3.
+    assert dense(db, "SELECT name FROM person WHERE id = 1") == pytest.approx(0.1 + 0.9 * 2 / 3)
+    assert dense(db, "SELECT name FROM person WHERE id = 5") == pytest.approx(0.1)
+    # Same two tables as the gold query: +0.1.
+    same = "SELECT p.name FROM person p JOIN pet ON pet.owner_id = p.id WHERE pet.kind = 'dog'"  # Ada
+    assert dense(db, same) == pytest.approx(0.1 + 0.9 * 2 / 3 + 0.1)
+    assert dense(db, same, agrees_with_plurality=True) == pytest.approx(0.1 + 0.9 * 2 / 3 + 0.2)
+    assert dense(db, "SELECT nme FROM person") == 0.05  # parses, does not run
+    assert dense(db, "SELEC nme FRM person") == 0.0  # invalid
+    assert dense(db, None) == 0.0
+
+
+def test_same_tables_bonus_needs_more_than_one_gold_table(db: Database) -> None:
+    gold = "SELECT name FROM person WHERE id < 3"
+    # Same single table, wrong rows: no table bonus.
+    assert dense(db, "SELECT name FROM person WHERE id = 5", gold=gold) == pytest.approx(0.1)
+    assert tables_used("SELECT * FROM Person p JOIN pet ON 1") == frozenset({"person", "pet"})
+    assert tables_used("SELECT * FROM a WHERE x IN (SELECT y FROM b)") == frozenset({"a", "b"})
+    assert tables_used("not sql at all ((") == frozenset() and tables_used(None) == frozenset()
+
+
+def test_tiered_preset(db: Database) -> None:
+    cfg = REWARD_PRESETS["tiered"]
+    gold = GOLD_TWO_TABLES
+    for pred, expected in [
+        ("SELECT name FROM person WHERE id IN (1, 2)", 1.0),
+        ("SELECT p.name FROM person p JOIN pet ON pet.owner_id = p.id WHERE pet.kind = 'dog'", 0.1),
+        ("SELECT nme FROM person", 0.0),
+        ("garbage", 0.0),
+    ]:
+        assert reward(score_sql(db, pred, gold), cfg, pred_sql=pred, gold_sql=gold, agrees_with_plurality=True) == expected
+
+
+def test_reward_semantics_decides_equivalence(db: Database) -> None:
+    gold = "SELECT name FROM person ORDER BY name"
+    pred = "SELECT name FROM person ORDER BY name DESC"
+    scored = score_sql(db, pred, gold)
+    assert reward(scored, RewardConfig(), pred_sql=pred, gold_sql=gold) == 3.0
+    strict = reward(scored, RewardConfig(semantics="strict"), pred_sql=pred, gold_sql=gold)
+    assert strict == pytest.approx(0.1 + 0.9 * 1.0)  # same rows, wrong order: full F1, still wrong
+
+
+def test_plurality_bonus_in_a_group(db: Database) -> None:
+    gold = GOLD_TWO_TABLES
+    preds = [
+        "SELECT name FROM person WHERE id = 1",  # {Ada}
+        "SELECT 'Ada'",  # {Ada}: same result, so these two form the plurality
+        "SELECT name FROM person WHERE id IN (1, 2)",  # right
+        "SELECT name FROM person WHERE id = 5",  # {Ed}
+        "SELEC",  # invalid (a bare word): never part of a plurality
+    ]
+    gold_result = execute_for_scoring(db, gold)
+    group = [(score_sql(db, p, gold, gold=gold_result), p) for p in preds]
+    cfg = REWARD_PRESETS["sqale-dense"]
+    rewards = group_rewards(group, gold, cfg)
+    f1 = 2 / 3
+    assert rewards == pytest.approx([0.1 + 0.9 * f1 + 0.1, 0.1 + 0.9 * f1 + 0.1, 3.0, 0.1, 0.0])
+    # A tie for the most common result: no plurality at all.
+    tied = group_rewards(group[:4] + [(score_sql(db, "SELECT 'Ed'", gold, gold=gold_result), "SELECT 'Ed'")], gold, cfg)
+    assert tied == pytest.approx([0.1 + 0.9 * f1, 0.1 + 0.9 * f1, 3.0, 0.1, 0.1])
+    # One answer alone is no plurality.
+    assert group_rewards(group[:1], gold, cfg) == pytest.approx([0.1 + 0.9 * f1])
+
+
+def test_row_f1() -> None:
+    assert row_f1([], []) == 1.0
+    assert row_f1([(1,)], []) == 0.0 and row_f1([], [(1,)]) == 0.0
+    assert row_f1([(1,), (1,)], [(1,)]) == pytest.approx(2 / 3)  # multisets: a duplicate costs precision
+    assert row_f1([(1,)], [(1.0,)]) == 1.0
+
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"equivalent": 1.0},  # 0.1 + 0.9 + 0.1 + 0.1 = 1.2 would beat it
+        {"equivalent": 1.2},  # a tie is not enough
+        {"f1_weight": -0.1},
+        {"parsable": 0.5},  # above executable
+        {"invalid": 0.1},  # above parsable
+    ],
+)
+def test_config_refuses_settings_that_break_the_ranking(kwargs: dict) -> None:
+    with pytest.raises(ConfigError):
+        RewardConfig(**kwargs)
+
+
+def test_config_records_itself() -> None:
+    assert RewardConfig(semantics="spider").to_dict()["semantics"] == "spider"
+    assert RewardConfig().to_dict()["equivalent"] == 3.0
+
+
+# -- the guarantee, as a property -------------------------------------------------
+
+_VALUE = st.one_of(st.integers(-3, 3), st.sampled_from([None, "a", "b", 1.0]))
+_ROWS = st.lists(st.tuples(_VALUE), max_size=6)
+_WEIGHT = st.floats(0, 5, allow_nan=False)
+
+
+def _values_sql(rows: list[tuple]) -> str:
+    if not rows:
+        return "SELECT 1 WHERE 0"
+
+    def lit(v: object) -> str:
+        return "NULL" if v is None else f"'{v}'" if isinstance(v, str) else repr(v)
+
+    return "VALUES " + ", ".join(f"({lit(r[0])})" for r in rows)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    equivalent=st.floats(0, 10, allow_nan=False),
+    executable=_WEIGHT, f1_weight=_WEIGHT, same_tables=_WEIGHT, plurality=_WEIGHT,
+    semantics=st.sampled_from(list(Semantics)),
+    gold_rows=_ROWS,
+    group_rows=st.lists(st.one_of(_ROWS, st.none()), min_size=1, max_size=5),
+)
+def test_a_wrong_answer_never_outranks_a_right_one(
+    db: Database, equivalent: float, executable: float, f1_weight: float, same_tables: float,
+    plurality: float, semantics: Semantics, gold_rows: list, group_rows: list,
+) -> None:
+    try:
+        cfg = RewardConfig(equivalent, executable, f1_weight, same_tables, plurality, min(executable, 0.05), 0.0, semantics)
+    except ConfigError:
+        assume(False)
+        return
+    # The gold query touches two tables, and so does every predicted text we pass for
+    # the table bonus: every wrong answer gets every bonus it can.
+    gold_sql = _values_sql(gold_rows)
+    gold = execute_for_scoring(db, gold_sql)
+    group = []
+    for rows in group_rows + [gold_rows, gold_rows]:  # the right answer, twice: a plurality candidate
+        pred_sql = "SELEC broken" if rows is None else _values_sql(rows)
+        group.append((score_sql(db, pred_sql, gold_sql, gold=gold, semantics=semantics), pred_sql))
+    rewards = group_rewards(group, gold_sql, cfg)
+    right = [r for (s, _), r in zip(group, rewards) if s.verdict.correct(semantics)]
+    wrong = [r for (s, _), r in zip(group, rewards) if not s.verdict.correct(semantics)]
+    assert right, "the gold's own result must be judged right"
+    if wrong:
+        assert min(right) > max(wrong)
+    # And by tier: every executable answer >= every parsable or invalid one.
+    tiers = [(s.verdict.outcome, r) for (s, _), r in zip(group, rewards)]
+    ran = [r for o, r in tiers if o in (Outcome.EQUIVALENT, Outcome.EXECUTABLE)]
+    not_ran = [r for o, r in tiers if o in (Outcome.PARSABLE, Outcome.INVALID)]
+    if ran and not_ran:
+        assert min(ran) >= max(not_ran)
