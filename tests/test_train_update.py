@@ -1,0 +1,160 @@
+"""The update path on a tiny model: log-probabilities of exactly the trained tokens,
+micro-batching that leaves the gradient unchanged, and the mask from real rollouts."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import torch
+
+from sqlscout.backends.offline_tokenizers import qwen3_5_tokenizer
+from sqlscout.backends.scripted import ScriptedBackend, ScriptTurn
+from sqlscout.episode import EpisodeConfig, SegmentKind
+from sqlscout.runner import RunnerConfig, run_all
+from sqlscout.task import Task
+from sqlscout.train.config import LossConfig
+from sqlscout.train.logprobs import token_logprobs
+from sqlscout.train.mask import TrainSample, train_sample, trainable_mask
+from sqlscout.train.update import grpo_update, micro_batches, pad_batch
+
+from conftest import CHINOOK
+
+
+def tiny_model(vocab: int = 64, seed: int = 0) -> torch.nn.Module:
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    cfg = AutoConfig.for_model(
+        "qwen3_5_text", vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=1, head_dim=16, linear_num_key_heads=2,
+        linear_num_value_heads=2, linear_key_head_dim=8, linear_value_head_dim=8,
+        layer_types=["linear_attention", "full_attention"], tie_word_embeddings=True,
+    )  # fmt: skip
+    torch.manual_seed(seed)
+    return AutoModelForCausalLM.from_config(cfg)
+
+
+def sample(ids: list[int], positions: list[int], advantage: float) -> TrainSample:
+    return TrainSample(ids, positions, [float("nan")] * len(positions), advantage)
+
+
+SAMPLES = [
+    sample([1, 5, 7, 9, 11, 3, 4], [3, 4, 6], 1.0),
+    sample([2, 6, 8, 10], [2, 3], -0.5),
+    sample([3, 3, 3, 12, 13, 14, 15, 16, 17], [4, 5, 8], 0.25),
+    sample([4, 20, 21], [1, 2], -0.75),
+]
+
+
+def test_token_logprobs_are_the_log_softmax_at_the_trained_tokens_only():
+    model = tiny_model()
+    ids, attention, trained = pad_batch(SAMPLES, pad_id=0, device=torch.device("cpu"))
+    logp, entropy = token_logprobs(model, ids, attention, trained, temperature=0.7, entropy=True)
+    full = model(input_ids=ids, attention_mask=attention).logits.float() / 0.7
+    expected, ent = [], []
+    for row, s in enumerate(SAMPLES):
+        for t in s.positions:
+            dist = full[row, t - 1].log_softmax(-1)
+            expected.append(dist[ids[row, t]].item())
+            ent.append(-(dist.exp() * dist).sum().item())
+    assert logp.shape == (sum(s.n_trained for s in SAMPLES),)
+    assert logp.tolist() == pytest.approx(expected, abs=1e-5)
+    assert entropy.tolist() == pytest.approx(ent, abs=1e-5)
+
+
+def _update(samples, micro_batch_tokens, aggregation, mini_batches=1):
+    model = tiny_model()
+    opt = torch.optim.SGD(model.parameters(), lr=1.0)
+    before = [p.detach().clone() for p in model.parameters()]
+    stats = grpo_update(
+        model, opt, None, samples, LossConfig(aggregation=aggregation, normalizer=16.0),
+        temperature=1.0, kl_coef=0.0, reference=None, pad_id=0,
+        micro_batch_tokens=micro_batch_tokens, mini_batches=mini_batches, max_grad_norm=None,
+    )  # fmt: skip
+    return [p.detach() - b for p, b in zip(model.parameters(), before)], stats
+
+
+@pytest.mark.parametrize("aggregation", ["constant", "token-mean", "sequence-mean"])
+def test_micro_batching_does_not_change_the_update(aggregation):
+    whole, stats_whole = _update(SAMPLES, 10_000, aggregation)
+    split, stats_split = _update(SAMPLES, 5, aggregation)  # every episode alone
+    assert stats_whole.micro_batches == 1 and stats_split.micro_batches == 4
+    for a, b in zip(whole, split):
+        assert torch.allclose(a, b, atol=1e-6)
+    assert any(d.abs().sum() > 0 for d in whole)
+    assert stats_whole.loss == pytest.approx(stats_split.loss, abs=1e-6)
+    assert stats_whole.tokens == stats_split.tokens == 10
+
+
+def test_zero_advantages_leave_the_model_unchanged():
+    flat = [TrainSample(s.token_ids, s.positions, s.sampler_logprobs, 0.0) for s in SAMPLES]
+    deltas, stats = _update(flat, 10_000, "constant")
+    assert all(d.abs().max() == 0 for d in deltas)
+    assert stats.clip_frac == 0.0
+
+
+def test_positive_advantage_raises_the_trained_tokens_probability():
+    model = tiny_model()
+    s = sample([1, 5, 7, 9, 11], [3, 4], 1.0)
+    ids, attention, trained = pad_batch([s], 0, torch.device("cpu"))
+    before = token_logprobs(model, ids, attention, trained)[0].sum().item()
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    grpo_update(model, opt, None, [s], LossConfig(aggregation="token-mean"), temperature=1.0, kl_coef=0.0,
+                reference=None, pad_id=0, micro_batch_tokens=100, max_grad_norm=None)  # fmt: skip
+    after = token_logprobs(model, ids, attention, trained)[0].sum().item()
+    assert after > before
+
+
+def test_several_mini_batches_use_the_pre_update_policy_and_clip():
+    deltas, stats = _update(SAMPLES, 10_000, "token-mean", mini_batches=2)
+    assert all(s.old_logprobs is not None for s in SAMPLES)
+    assert any(d.abs().sum() > 0 for d in deltas)
+    for s in SAMPLES:
+        s.old_logprobs = None
+
+
+def test_micro_batches_pack_by_padded_size():
+    assert micro_batches([5, 9, 3, 8], 18) == [[1, 3], [0, 2]]
+    assert micro_batches([100, 1], 10) == [[0], [1]]  # an oversized episode goes alone
+    assert sorted(i for g in micro_batches([4] * 7, 12) for i in g) == list(range(7))
+
+
+# -- the mask from real rollouts --------------------------------------------------
+
+
+def _call(tool: str, **args: object) -> str:
+    return json.dumps({"tool": tool, "args": args})
+
+
+def test_mask_from_runner_segments_keeps_exactly_the_model_text():
+    tok = qwen3_5_tokenizer()
+    turns = [
+        "<think>\nlook\n</think>\n\n" + _call("list_tables"),
+        _call("run_query", sql="SELECT COUNT(*) FROM Genre"),
+        "SELECT COUNT(*) FROM Genre",  # answer to the forced final turn
+    ]
+
+    def script(turn: ScriptTurn) -> str:
+        return turns[min(turn.turn, 2)]
+
+    backend = ScriptedBackend(script, tokenizer=tok)
+    config = RunnerConfig(episode=EpisodeConfig(max_rounds=2))
+    task = Task("q", "How many genres are there?", CHINOOK, gold_sql="SELECT COUNT(*) FROM Genre")
+    (rollout,) = run_all(backend, [task], config)
+    s = train_sample(rollout.token_ids, rollout.segments, rollout.logprobs, advantage=1.0)
+    trained_text = tok.decode([rollout.token_ids[i] for i in s.positions])
+    assert trained_text == "".join(t + "<|im_end|>" for t in turns)
+    assert "tool turns left" not in trained_text  # budget lines
+    assert "exploration limit is reached" not in trained_text  # the forced final message
+    assert "Genre" in tok.decode(rollout.token_ids) and "Result 1 of list_tables" not in trained_text
+    assert s.sampler_logprobs == [0.0] * len(s.positions)  # the scripted sampler's own values
+    env = [i for kind, a, b in rollout.segments if kind is not SegmentKind.MODEL for i in range(a, b)]
+    assert not set(env) & set(s.positions)
+    assert all(rollout.logprobs[i] is None for i in env)
+
+
+def test_trainable_mask_rejects_spans_outside_the_sequence():
+    with pytest.raises(ValueError):
+        trainable_mask([(SegmentKind.MODEL, 3, 9)], 5)
+    with pytest.raises(ValueError):
+        train_sample([1, 2], [(SegmentKind.MODEL, 0, 2)], None, 1.0)
