@@ -283,6 +283,10 @@ class Database:
             if "decode" in message and not lossy:
                 raise _NeedsLossyDecoding from None
             raise QueryError(_describe_error(message)) from None
+        except UnicodeEncodeError:
+            # A lone surrogate (a JSON "\ud800" escape, an undecodable shell argument)
+            # cannot be encoded for SQLite; that is the query's fault, not ours.
+            raise QueryError("SQL error: the query holds characters that are not valid text; rewrite it.") from None
         except sqlite3.ProgrammingError as exc:
             if "one statement at a time" in str(exc):
                 raise QueryRefused("Refused: send exactly one SQL statement per call.") from None

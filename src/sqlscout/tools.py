@@ -135,7 +135,7 @@ def _coerce(tool_name: str, param: ToolParam, value: Any) -> Any:
             raise ToolArgumentError(f"{tool_name}: '{param.name}' must be a whole number.")
         try:
             return int(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):  # OverflowError: int(float("inf"))
             raise ToolArgumentError(f"{tool_name}: '{param.name}' must be a whole number, got {value!r}.") from None
     if param.type is str:
         if isinstance(value, (dict, list)) or value is None:
