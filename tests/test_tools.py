@@ -5,6 +5,8 @@ from __future__ import annotations
 import inspect
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from conftest import CHINOOK, spider_db
 from sqlscout.sandbox import Database
@@ -188,3 +190,34 @@ def test_specs_are_generated_from_the_definitions() -> None:
     limit = specs[4]["function"]["parameters"]["properties"]["limit"]
     assert limit == {"type": "integer", "description": "how many rows (default 5, at most 20).", "default": 5}
     assert TOOLS["submit_sql"].ends_episode and not TOOLS["run_query"].ends_episode
+
+
+def test_argument_values_that_do_not_convert(chinook: Database) -> None:
+    assert run(chinook, "sample_rows", table_name="Genre", limit=float("inf")) == (
+        "Error: sample_rows: 'limit' must be a whole number, got inf."
+    )
+    assert run(chinook, "sample_rows", table_name="Genre", limit=float("nan")).startswith("Error: sample_rows: 'limit'")
+    assert run(chinook, "sample_rows", table_name="Genre", limit=10**400).count("\n") == 20
+    # A lone surrogate (a JSON "\ud800" escape) cannot reach SQLite; the model reads why.
+    assert run(chinook, "run_query", sql="SELECT '\ud800'") == (
+        "Error: SQL error: the query holds characters that are not valid text; rewrite it."
+    )
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=8,
+)
+_ARG_NAMES = st.sampled_from(["table_name", "column_name", "table_a", "table_b", "limit", "sql", "table", "query", "n", "x"])
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    tool=st.sampled_from([*TOOLS, "nope"]),
+    args=st.dictionaries(_ARG_NAMES, st.one_of(_JSON, st.sampled_from(["Track", "genre", "Name", "SELECT 1", "\ud800"])), max_size=4),
+)
+def test_call_tool_never_raises(chinook: Database, tool: str, args: dict) -> None:
+    outcome = call_tool(chinook, tool, args)
+    assert isinstance(outcome.text, str) and outcome.text
+    assert outcome.ok or outcome.text.startswith("Error: ")

@@ -127,7 +127,43 @@ def _as_call(obj: dict[str, Any]) -> tuple[ToolCall | None, str | None]:
         args = {}
     if not isinstance(args, dict):
         return None, f"The arguments of {name} must be a JSON object, got {args!r}."
-    return ToolCall(name.strip(), {str(k): v for k, v in args.items()}), None
+    try:
+        plain = _plain(args, _MAX_ARG_DEPTH)
+    except _TooDeep:
+        return None, f"The arguments of {name} are nested too deeply."
+    return ToolCall(_plain_text(name.strip()), plain), None
+
+
+_MAX_ARG_DEPTH = 32  # real arguments are flat; deeper nesting would only recurse
+
+
+class _TooDeep(Exception):
+    pass
+
+
+def _plain(value: Any, depth: int) -> Any:
+    """JSON-safe values only, so a call can be stored and shown whatever the model wrote:
+    Python literals (bytes, sets, tuples, complex) become strings or lists, and lone
+    surrogates (from JSON escapes such as ``\\ud800``) become replacement characters."""
+    if isinstance(value, str):
+        return _plain_text(value)
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    if depth <= 0:
+        raise _TooDeep
+    if isinstance(value, dict):
+        return {_plain_text(str(k)): _plain(v, depth - 1) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v, depth - 1) for v in value]
+    return _plain_text(str(value))
+
+
+def _plain_text(text: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+    return text
 
 
 def _balanced_span(text: str, start: int) -> int | None:
