@@ -364,7 +364,9 @@ class Episode:
         record.parse_errors = list(parsed.errors)
         if not parsed.calls and not parsed.errors:
             direct = extract_final_sql(text)
-            if direct is not None:
+            # Bare-SQL extraction also matches prose that opens a line with "With" or
+            # "Select"; only a statement that compiles is an answer, as in the final turn.
+            if direct is not None and self._compiles(direct):
                 self._finish(direct, AnswerSource.DIRECT, StopReason.ANSWERED)
                 return None
             return (
