@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test venv
+.PHONY: demo test venv chromium
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -12,7 +12,13 @@ $(BIN)/python:
 
 venv: $(BIN)/python
 
-test: venv
+# Headless Chromium (Debian's package) for the HTML report's browser tests; CI runs as root.
+# Where it cannot be installed those tests skip and say why.
+chromium:
+	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+		|| echo "note: could not install chromium; the report's browser tests will be skipped"
+
+test: venv chromium
 	$(BIN)/pip install -q -e '.[dev]'
 	$(BIN)/python -m pytest
 

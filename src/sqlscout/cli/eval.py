@@ -12,6 +12,7 @@ from sqlscout.errors import SqlscoutError
 from sqlscout.prompts import SchemaMode
 
 BENCHMARKS = ("spider", "spider-dk", "bird", "bird-mini", "sqale", "jsonl")
+DEFAULT_CACHE = Path("~/.cache/sqlscout")
 
 
 def _load_tasks(benchmark: str, data: Optional[Path], **options: Any) -> list:
@@ -22,16 +23,10 @@ def _load_tasks(benchmark: str, data: Optional[Path], **options: Any) -> list:
     return load_tasks(benchmark, data, **options)
 
 
-def _apply_condition(tasks: list, condition: str, cache_dir: Optional[Path]) -> list:
-    if condition == "full":
-        return tasks
-    try:
-        from sqlscout.data import apply_condition  # type: ignore[attr-defined]
-    except ImportError:
-        fail(f"--condition {condition} is not available in this version of sqlscout; use --condition full")
-    if cache_dir is None:
-        fail(f"--condition {condition} builds reduced databases; pass --cache-dir where to keep them")
-    return apply_condition(tasks, condition, cache_dir=cache_dir)
+def _apply_condition(tasks: list, condition: str, cache_dir: Path, seed: int) -> list:
+    from sqlscout.data import apply_condition
+
+    return apply_condition(tasks, condition, cache_dir, seed=seed)
 
 
 def _load_backend(model: str, backend: Optional[str]) -> Any:
@@ -68,7 +63,7 @@ def eval_command(
     token_budget: Optional[int] = typer.Option(None, help="Tokens per episode, prompt included (default 24576)."),
     evidence: bool = typer.Option(True, help="Show evidence notes where the benchmark has them."),
     missing_db: str = typer.Option("error", help="Questions whose database file is absent: error, skip."),
-    cache_dir: Optional[Path] = typer.Option(None, help="Where SQaLe and condition databases are built."),
+    cache_dir: Path = typer.Option(DEFAULT_CACHE, help="Where SQaLe and schema-condition databases are built, once."),
     max_batch: int = typer.Option(8, help="Episodes generated together."),
     tool_workers: int = typer.Option(4, help="Threads running tool calls."),
     resume: bool = typer.Option(False, help="Continue the run in --out (same settings required)."),
@@ -95,7 +90,7 @@ def eval_command(
             missing_db=missing_db, cache_dir=cache_dir,
         )
         tasks = select_tasks(tasks, limit, select, seed)
-        tasks = _apply_condition(tasks, condition, cache_dir)
+        tasks = _apply_condition(tasks, condition, cache_dir, seed)
         if not tasks:
             fail("no questions match the filters; loosen --difficulty/--phrasing/--limit")
         loaded = _load_backend(model, backend)

@@ -1,0 +1,80 @@
+"""The Markdown summary: the same headline numbers as the HTML page, as plain tables."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+from sqlscout.evaluation.metrics import OUTCOMES, Accuracy
+from sqlscout.report.runs import SUMMARY_ROWS, EvalRun, TrainRun, fmt, summary_cell
+
+__all__ = ["markdown_report", "train_windows"]
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
+    def line(cells: Sequence[str]) -> str:
+        return "| " + " | ".join(str(c).replace("|", "\\|").replace("\n", " ") for c in cells) + " |"
+
+    return [line(header), "|" + "|".join("---" if i == 0 else "--:" for i in range(len(header))) + "|", *map(line, rows)]
+
+
+def _grouped(runs: list[EvalRun], attribute: str, label: str) -> list[str]:
+    groups: list[dict[str, Accuracy]] = [getattr(r.metrics, attribute) for r in runs]
+    names = sorted({n for g in groups for n in g})
+    if not names:
+        return []
+    rows = [[name, *[f"{fmt(g[name].official)} (n={g[name].n})" if name in g else "–" for g in groups]] for name in names]
+    return ["", f"## Execution accuracy by {label}", "", *_table([label, *[r.name for r in runs]], rows)]
+
+
+def train_windows(run: TrainRun) -> list[tuple[str, dict[str, float | None]]]:
+    """Means over the first and the last steps (up to 30 and 200, as the paper quotes them)."""
+    n = len(run.steps)
+    if n == 0:
+        return []
+    first = run.steps[: max(1, min(30, n // 4 or 1))]
+    last = run.steps[-max(1, min(200, n // 4 or 1)) :]
+    keys = [f"outcome/{o}" for o in OUTCOMES] + ["episode/rounds", "episode/tool_calls", "reward/mean"]
+
+    def mean(rows: list[dict[str, Any]], key: str) -> float | None:
+        values = [float(r[key]) for r in rows if isinstance(r.get(key), (int, float))]
+        return sum(values) / len(values) if values else None
+
+    label = lambda rows: f"steps {rows[0]['step']:g}–{rows[-1]['step']:g}"  # noqa: E731
+    return [(label(first), {k: mean(first, k) for k in keys}), (label(last), {k: mean(last, k) for k in keys})]
+
+
+def _train_section(run: TrainRun) -> list[str]:
+    lines = ["", f"## Training: {run.name}", "", f"`{run.path}` — {len(run.steps)} steps of telemetry."]
+    windows = train_windows(run)
+    if windows:
+        header = ["window", *OUTCOMES, "rounds", "tool calls", "reward"]
+        rows = [
+            [name, *[fmt(w[f"outcome/{o}"]) for o in OUTCOMES], fmt(w["episode/rounds"], "number"),
+             fmt(w["episode/tool_calls"], "number"), fmt(w["reward/mean"], "number")]
+            for name, w in windows
+        ]
+        lines += ["", *_table(header, rows)]
+    return lines
+
+
+def markdown_report(evals: list[EvalRun], trains: list[TrainRun], *, html_name: str | None = None) -> str:
+    lines = ["# sqlscout report"]
+    if html_name:
+        lines += ["", f"Plots and the trajectory viewer: `{html_name}`."]
+    if evals:
+        lines += ["", "## Runs", ""]
+        lines += [f"- **{r.name}** (`{r.path}`): {r.describe()}" for r in evals]
+        lines += ["", "## Summary", ""]
+        rows = [[label, *[summary_cell(r, get, kind) for r in evals]] for _, label, get, kind in SUMMARY_ROWS]
+        lines += _table(["metric", *[r.name for r in evals]], rows)
+        lines += _grouped(evals, "by_difficulty", "difficulty")
+        lines += _grouped(evals, "by_condition", "condition")
+        lines += _grouped(evals, "by_phrasing", "phrasing")
+        lines += ["", "## Outcome mix", ""]
+        lines += _table(["outcome", *[r.name for r in evals]], [[o, *[fmt(r.metrics.outcomes.get(o, 0.0)) for r in evals]] for o in OUTCOMES])
+        reasons = sorted({k for r in evals for k in r.metrics.stop_reasons})
+        lines += ["", "## How episodes ended", ""]
+        lines += _table(["stop reason", *[r.name for r in evals]], [[k, *[fmt(r.metrics.stop_reasons.get(k, 0.0)) for r in evals]] for k in reasons])
+    for run in trains:
+        lines += _train_section(run)
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,178 @@
+"""sqlscout report: Markdown, the self-contained HTML page in a real browser, training dirs."""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from browser import Browser, find_chromium
+from sqlscout.cli.main import app
+from sqlscout.episode import Episode, TurnRequest
+from sqlscout.evaluation import EvalConfig, Job, compute_metrics, policy_source, run_eval
+from sqlscout.policy import ScriptedPolicy
+from sqlscout.report import write_report
+from test_eval_run import explorer, spider_tasks
+
+HOSTILE = '</script><script>document.title="pwned"</script><img src="http://example.invalid/x.png" onerror="window.pwned=1">'
+
+
+def hostile(job: Job) -> ScriptedPolicy:
+    """Writes markup into its reasoning and its SQL, then submits the gold query."""
+
+    def reply(episode: Episode, request: TurnRequest) -> str:
+        if not episode.rounds:
+            return f"{HOSTILE}\n" + json.dumps({"tool": "run_query", "args": {"sql": f"SELECT '{HOSTILE}'"}})
+        return json.dumps({"tool": "submit_sql", "args": {"sql": job.task.gold_sql}})
+
+    return ScriptedPolicy(reply)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
+    root = tmp_path_factory.mktemp("runs")
+    levels = ["easy", "medium", "hard"]
+    tasks = [replace(t, difficulty=levels[i % 3]) for i, t in enumerate(spider_tasks(9))]
+    config = EvalConfig("spider", "scripted-explorer", samples=2)
+    run_eval(tasks, config, policy_source(explorer), root / "explorer")
+    run_eval(tasks[:4], EvalConfig("spider", "scripted-hostile"), policy_source(hostile), root / "hostile")
+    return root / "explorer", root / "hostile", root
+
+
+@pytest.fixture(scope="module")
+def browser():
+    executable = find_chromium()
+    if executable is None:
+        pytest.skip("chromium is not installed and could not be (make test installs it with apt-get install -y chromium)")
+    with Browser(executable) as b:
+        yield b
+
+
+def test_markdown_summary_holds_the_metrics(runs: tuple[Path, Path, Path]) -> None:
+    explorer_dir, hostile_dir, root = runs
+    md_path, html_path = write_report([explorer_dir, hostile_dir], root / "both")
+    text = md_path.read_text()
+    from sqlscout.evaluation import RunDir
+
+    metrics = compute_metrics(RunDir(explorer_dir).read_records())
+    assert f"| execution accuracy (official) | {metrics.accuracy.official * 100:.1f}% | 100.0% |" in text
+    assert "## Execution accuracy by difficulty" in text and "| easy |" in text
+    assert "| pass@k (official) | @1 " in text
+    assert "scripted-hostile" in text and html_path.name == "report.html"
+
+
+def test_html_is_one_self_contained_file(runs: tuple[Path, Path, Path]) -> None:
+    explorer_dir, hostile_dir, root = runs
+    _, html_path = write_report([explorer_dir, hostile_dir], root / "both")
+    page = html_path.read_text()
+    # Our markup references nothing outside the file (the hostile text only exists escaped inside data).
+    without_data = re.sub(r'<script type="application/json" id="report-data">.*?</script>', "", page, flags=re.S)
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:|//)|@import|url\(""", without_data)
+    assert "<svg" in page and "<style>" in page
+    for chart in ("accuracy-by-difficulty", "outcome-mix", "rounds-histogram", "calls-histogram", "accuracy-by-condition"):
+        assert f'id="{chart}"' in page
+    # The data block cannot be closed early by what a model wrote.
+    data = page.split('id="report-data">', 1)[1].split("</script>", 1)[0]
+    assert "pwned" in data and "</script" not in data
+
+
+def test_the_page_in_a_browser(runs: tuple[Path, Path, Path], browser: Browser) -> None:
+    explorer_dir, hostile_dir, root = runs
+    _, html_path = write_report([explorer_dir, hostile_dir], root / "both")
+    from sqlscout.evaluation import RunDir
+
+    expected = compute_metrics(RunDir(explorer_dir).read_records()).accuracy.official
+    browser.open(html_path.as_uri())
+    assert browser.text('#summary-table [data-metric="accuracy-official"][data-run="0"]') == f"{expected * 100:.1f}%"
+    assert browser.evaluate("document.querySelectorAll('#episode-list tbody tr').length") == 9
+    assert browser.evaluate("document.querySelectorAll('#plots svg').length") >= 5
+    # Nothing about an episode is on the page until a question is clicked.
+    assert "SELECT" not in (browser.text("#episode-detail") or "")
+    # Question 2's first sample explores until the round limit (see explorer): 7 rounds.
+    browser.click('#episode-list tbody tr[data-q="2"]')
+    detail = browser.text("#episode-detail") or ""
+    question = spider_tasks(9)[2]
+    assert question.question in detail
+    assert question.gold_sql is not None and question.gold_sql.split()[0] in detail
+    # Each run's pane shows its episode's SQL, highlighted, next to the gold pane.
+    assert browser.evaluate("document.querySelectorAll('.gold-pane code.sql .kw').length") >= 2
+    assert browser.evaluate("document.querySelectorAll('.run-pane[data-run=\"0\"] code.sql').length") >= 1
+    # Rounds unfold one at a time, or all at once.
+    rounds = "document.querySelectorAll('.run-pane[data-run=\"0\"] details.round').length"
+    assert browser.evaluate(rounds) == 1
+    browser.click('.run-pane[data-run="0"] .next-round')
+    assert browser.evaluate(rounds) == 2
+    browser.click('.run-pane[data-run="0"] .all-rounds')
+    assert browser.evaluate(rounds) == 7
+    # The second sample of the question is one click away.
+    browser.click('.run-pane[data-run="0"] .samples button:nth-child(2)')
+    assert "sample 1" in (browser.text('.run-pane[data-run="0"] .samples button.active') or "")
+    # Filtering the list.
+    browser.evaluate("const f = document.getElementById('filter-difficulty'); f.value = 'hard'; f.dispatchEvent(new Event('input'));")
+    assert browser.evaluate("document.querySelectorAll('#episode-list tbody tr').length") == 3
+    assert browser.js_errors() == []
+    assert browser.evaluate("document.getElementById('js-errors').textContent") == ""
+
+
+def test_model_text_is_shown_as_text_never_run(runs: tuple[Path, Path, Path], browser: Browser) -> None:
+    _, hostile_dir, root = runs
+    _, html_path = write_report([hostile_dir], root / "hostile-report")
+    browser.open(html_path.as_uri())
+    browser.click('#episode-list tbody tr[data-q="0"]')
+    browser.click('.run-pane[data-run="0"] .all-rounds')
+    assert HOSTILE in (browser.text("#episode-detail") or "")
+    assert browser.evaluate("document.title") == "sqlscout report"
+    assert browser.evaluate("window.pwned === undefined && document.querySelectorAll('#episode-detail img').length === 0")
+    assert [u for u in browser.requested_urls() if not u.startswith("file:")] == []
+    assert browser.js_errors() == []
+
+
+def write_telemetry(path: Path, steps: int, torn: bool = False) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+    lines = []
+    for step in range(1, steps + 1):
+        t = step / steps
+        lines.append(json.dumps({
+            "step": step,
+            "outcome/equivalent": 0.1 + 0.4 * t, "outcome/executable": 0.3, "outcome/parsable": 0.1,
+            "outcome/invalid": 0.5 - 0.4 * t, "episode/rounds": 3 + 3 * t, "episode/tool_calls": 5 + 10 * t,
+            "reward/mean": 0.5 + t, "kl": 0.001,
+        }))
+    text = "\n".join(lines) + "\n"
+    (path / "telemetry.jsonl").write_text(text + ('{"step": ' if torn else ""))
+
+
+def test_training_dir_report(tmp_path: Path, browser: Browser) -> None:
+    write_telemetry(tmp_path / "train", 40, torn=True)
+    md_path, html_path = write_report([tmp_path / "train"], tmp_path / "train")
+    text = md_path.read_text()
+    assert "## Training: train" in text and "40 steps" in text
+    # First window: steps 1-10 (a quarter of 40); equivalent share rises from ~0.155 to ~0.455.
+    first, last = [line for line in text.splitlines() if line.startswith("| steps ")]
+    assert first.startswith("| steps 1–10 | 15.5% |") and last.startswith("| steps 31–40 | 45.5% |")
+    page = html_path.read_text()
+    for chart in ("train-outcome-mix", "train-episode-shape", "train-reward"):
+        assert f'id="{chart}"' in page
+    browser.open(html_path.as_uri())
+    assert browser.evaluate("document.querySelectorAll('.training svg polyline').length") == 4 + 2 + 1
+    assert browser.js_errors() == []
+
+
+def test_cli_report(runs: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    explorer_dir, hostile_dir, _ = runs
+    cli = CliRunner()
+    refused = cli.invoke(app, ["report", str(explorer_dir), str(hostile_dir)])
+    assert refused.exit_code == 2 and "--out" in refused.output
+    done = cli.invoke(app, ["report", str(explorer_dir), str(hostile_dir), "--out", str(tmp_path / "cmp")])
+    assert done.exit_code == 0, done.output
+    assert (tmp_path / "cmp" / "report.html").is_file()
+    missing = cli.invoke(app, ["report", str(tmp_path / "nothing-here")])
+    assert missing.exit_code == 2 and "is not a directory" in missing.output
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    neither = cli.invoke(app, ["report", str(empty)])
+    assert neither.exit_code == 2 and "neither config.json" in neither.output
