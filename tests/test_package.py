@@ -1,0 +1,108 @@
+"""The package's shape: a sorted public API, runnable docstring examples, and an
+environment that imports nothing heavy."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from conftest import DATA, REPO
+
+import sqlscout
+
+# The environment and scoring: standard library and sqlglot only (SPEC §1, STYLE).
+ENVIRONMENT_MODULES = [
+    "sqlscout.chat",
+    "sqlscout.episode",
+    "sqlscout.errors",
+    "sqlscout.parser",
+    "sqlscout.policy",
+    "sqlscout.prompts",
+    "sqlscout.render",
+    "sqlscout.sandbox",
+    "sqlscout.schema",
+    "sqlscout.scoring",
+    "sqlscout.scoring.compare",
+    "sqlscout.scoring.reward",
+    "sqlscout.scoring.verdict",
+    "sqlscout.task",
+    "sqlscout.tokens",
+    "sqlscout.tools",
+]
+HEAVY = ("torch", "transformers", "vllm", "llama_cpp", "tokenizers", "httpx", "numpy", "pandas", "pyarrow", "trl")
+
+
+def test_public_api_is_sorted_and_resolves() -> None:
+    assert sqlscout.__all__ == sorted(sqlscout.__all__)
+    assert len(set(sqlscout.__all__)) == len(sqlscout.__all__)
+    for name in sqlscout.__all__:
+        assert getattr(sqlscout, name) is not None, name
+
+
+@pytest.mark.parametrize("module_name", ENVIRONMENT_MODULES)
+def test_module_all_resolves(module_name: str) -> None:
+    module = importlib.import_module(module_name)
+    for name in getattr(module, "__all__", []):
+        assert hasattr(module, name), f"{module_name}.__all__ names {name!r}, which it does not define"
+
+
+@pytest.fixture
+def beside_the_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Docstring examples open ``../shared/data/...`` as from a checkout's root; build
+    that layout around the data wherever it lives and run from there."""
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "data").symlink_to(DATA, target_is_directory=True)
+    (tmp_path / "checkout").mkdir()
+    monkeypatch.chdir(tmp_path / "checkout")
+
+
+@pytest.mark.parametrize("module_name", ENVIRONMENT_MODULES)
+def test_docstring_examples_run(module_name: str, beside_the_data: None) -> None:
+    module = importlib.import_module(module_name)
+    results = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE, verbose=False)
+    assert results.failed == 0, f"{results.failed} docstring example(s) failed in {module_name}"
+
+
+def test_the_docstring_examples_are_many() -> None:
+    finder = doctest.DocTestFinder()
+    examples = sum(len(t.examples) for name in ENVIRONMENT_MODULES for t in finder.find(importlib.import_module(name)))
+    assert examples >= 40
+
+
+def _loaded_after(imports: str) -> set[str]:
+    code = (
+        "import json, sys\n"
+        "before = set(sys.modules)\n"
+        f"{imports}\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in set(sys.modules) - before})))"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO / "src"), os.environ.get("PYTHONPATH", "")])}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True, timeout=60)
+    return set(json.loads(out.stdout))
+
+
+def test_importing_the_environment_loads_nothing_heavy() -> None:
+    loaded = _loaded_after("import sqlscout, " + ", ".join(ENVIRONMENT_MODULES))
+    assert not loaded & set(HEAVY), f"heavy modules imported: {sorted(loaded & set(HEAVY))}"
+    third_party = {m for m in loaded if m not in sys.stdlib_module_names and not m.startswith("_")}
+    assert third_party <= {"sqlscout", "sqlglot"}, f"the environment imports {sorted(third_party - {'sqlscout', 'sqlglot'})}"
+
+
+def test_running_an_episode_and_scoring_loads_nothing_heavy() -> None:
+    # sqlglot is imported lazily, on first scoring; still nothing heavy after a whole episode.
+    loaded = _loaded_after(
+        "from sqlscout import *\n"
+        f"db = Database({str(DATA / 'chinook' / 'Chinook_Sqlite.sqlite')!r})\n"
+        "ep = Episode(Task('q', 'How many genres?', db.path), db)\n"
+        "r = run_episode(ep, ScriptedPolicy(['{\"tool\": \"submit_sql\", \"args\": {\"sql\": \"SELECT COUNT(*) FROM Genre\"}}']))\n"
+        "assert score_sql(db, r.final_sql, 'SELECT COUNT(*) FROM Genre').verdict.official"
+    )
+    assert not loaded & set(HEAVY), f"heavy modules imported: {sorted(loaded & set(HEAVY))}"
+    assert "sqlglot" in loaded
