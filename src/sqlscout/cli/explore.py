@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Optional
 
 import typer
+from rich.markup import escape
 
 from sqlscout.cli.common import console, fail
 from sqlscout.episode import Episode, EpisodeConfig
@@ -90,9 +91,12 @@ def play(
             console.print(observation, markup=False, soft_wrap=True)
     result = episode.result()
     console.rule("[bold]episode over")
-    console.print(f"stop reason: {result.stop_reason.value}   answer from: {result.answer_source.value}")
-    console.print(f"final SQL: {result.final_sql or '(none)'}", markup=False)
-    console.print(f"rounds: {result.tool_rounds}   tool calls: {result.tool_calls}   tokens: {result.total_tokens}")
+    # soft_wrap: one line per figure, whatever the terminal's width (scripts read these).
+    console.print(f"stop reason: {result.stop_reason.value}   answer from: {result.answer_source.value}", soft_wrap=True)
+    console.print(f"final SQL: {result.final_sql or '(none)'}", markup=False, soft_wrap=True)
+    console.print(
+        f"rounds: {result.tool_rounds}   tool calls: {result.tool_calls}   tokens: {result.total_tokens}", soft_wrap=True
+    )
     if gold:
         from sqlscout.scoring import REWARD_PRESETS, reward, score_sql
 
@@ -100,10 +104,12 @@ def play(
         v = scored.verdict
         console.print(
             f"outcome: [bold]{v.outcome.value}[/]   official: {v.official}   strict: {v.strict}   "
-            f"spider: {v.spider}   reward: {reward(scored, REWARD_PRESETS['sqale-dense'], pred_sql=result.final_sql, gold_sql=gold):.3f}"
+            f"spider: {v.spider}   reward: {reward(scored, REWARD_PRESETS['sqale-dense'], pred_sql=result.final_sql, gold_sql=gold):.3f}",
+            soft_wrap=True,
         )
         if v.gold_error:
-            console.print(f"[yellow]the gold SQL failed: {v.gold_error}[/]", markup=True)
+            # The error text may hold brackets, which rich would read as markup.
+            console.print(f"[yellow]the gold SQL failed: {escape(v.gold_error)}[/]", soft_wrap=True)
 
 
 def register(app: typer.Typer) -> None:
