@@ -29,14 +29,22 @@ def _apply_condition(tasks: list, condition: str, cache_dir: Path, seed: int) ->
     return apply_condition(tasks, condition, cache_dir, seed=seed)
 
 
-def _load_backend(model: str, backend: Optional[str]) -> Any:
-    from sqlscout.models import load_backend  # type: ignore[import-not-found]
+def _load_backend(model: str, backend: Optional[str], max_batch: int, token_budget: int) -> Any:
+    """The backend for ``model``, sized for ``max_batch`` episodes in flight."""
+    from sqlscout.models import load_backend, resolve_model
 
-    return load_backend(model, backend=backend)
+    spec = resolve_model(model)
+    chosen = backend or spec.default_backend()
+    options: dict[str, Any] = {}
+    if chosen == "llama-cpp":
+        # One cache slot per episode in flight, each large enough for a whole episode, so
+        # every turn reuses its episode's prefix instead of evaluating it again.
+        options = {"slots": max_batch, "n_ctx": min(max_batch * token_budget, 262_144)}
+    return load_backend(model, chosen, **options)
 
 
 def _parameters(backend: Any) -> Optional[int]:
-    value = getattr(backend, "parameters", None) or getattr(backend, "num_parameters", None)
+    value = getattr(backend, "parameters", None)
     return int(value) if isinstance(value, (int, float)) and value > 0 else None
 
 
@@ -85,6 +93,9 @@ def eval_command(
         fail("single-shot mode always shows the full schema; drop --schema withheld")
     schema = schema or (SchemaMode.FULL if mode == "single-shot" else SchemaMode.WITHHELD)
     try:
+        from sqlscout.data import Condition
+
+        Condition.parse(condition)
         tasks = _load_tasks(
             benchmark, data, split=split, evidence=evidence, phrasing=phrasing, difficulty=difficulty,
             missing_db=missing_db, cache_dir=cache_dir,
@@ -93,12 +104,14 @@ def eval_command(
         tasks = _apply_condition(tasks, condition, cache_dir, seed)
         if not tasks:
             fail("no questions match the filters; loosen --difficulty/--phrasing/--limit")
-        loaded = _load_backend(model, backend)
+        from sqlscout.models import resolve_model
+
+        preset = resolve_model(model).preset
+        base_sampling = preset.sampling if preset is not None else SamplingParams()
+        base_episode = preset.episode if preset is not None else EpisodeConfig()
+        loaded = _load_backend(model, backend, max_batch, token_budget or base_episode.token_budget)
     except SqlscoutError as exc:
         fail(str(exc))
-    preset = getattr(loaded, "preset", None)
-    base_sampling = getattr(preset, "sampling", None) or SamplingParams()
-    base_episode = getattr(preset, "episode", None) or EpisodeConfig()
     try:
         sampling = replace(
             base_sampling,
