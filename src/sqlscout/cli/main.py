@@ -7,6 +7,7 @@ import typer
 from sqlscout.cli import eval as eval_cli
 from sqlscout.cli import explore
 from sqlscout.cli import report as report_cli
+from sqlscout.cli import score as score_cli
 
 app = typer.Typer(
     name="sqlscout",
@@ -18,6 +19,7 @@ app = typer.Typer(
 explore.register(app)
 eval_cli.register(app)
 report_cli.register(app)
+score_cli.register(app)
 
 
 def main() -> None:  # pragma: no cover - console script shim

@@ -24,8 +24,8 @@ from sqlscout.task import Task
 
 __all__ = ["BENCHMARKS", "DEFAULT_SPLITS", "LEVELS", "load_tasks"]
 
-BENCHMARKS = ("spider", "spider-dk", "bird", "sqale", "jsonl")
-DEFAULT_SPLITS = {"spider": "dev", "spider-dk": "dev", "bird": "dev", "sqale": "test", "jsonl": None}
+BENCHMARKS = ("spider", "spider-dk", "bird", "bird-mini", "sqale", "jsonl")
+DEFAULT_SPLITS = {"spider": "dev", "spider-dk": "dev", "bird": "dev", "bird-mini": "mini-dev", "sqale": "test", "jsonl": None}
 SPLITS: dict[str, tuple[str, ...]] = {
     "spider": tuple(SPIDER_SPLITS),
     "spider-dk": ("dev",),
@@ -57,7 +57,7 @@ def load_tasks(
     """Load a benchmark's questions as :class:`~sqlscout.task.Task` s, in file order.
 
     Args:
-        benchmark: one of :data:`BENCHMARKS`.
+        benchmark: one of :data:`BENCHMARKS` (``bird-mini`` is ``bird`` with split ``mini-dev``).
         path: the benchmark's folder (or its questions file); for ``sqale`` a folder
             with ``queries/`` and ``schemas/``, or None for the hub.
         split: ``dev`` (default), ``train``...; for SQaLe ``test`` (default) or ``train``.
@@ -73,6 +73,8 @@ def load_tasks(
     """
     if benchmark not in BENCHMARKS:
         raise ConfigError(f"unknown benchmark {benchmark!r}; choose one of {', '.join(BENCHMARKS)}")
+    if benchmark == "bird-mini":
+        benchmark, split = "bird", split or "mini-dev"
     if limit is not None and limit < 1:
         raise ConfigError(f"limit must be >= 1, got {limit}")
     if phrasing is not None and benchmark != "sqale":

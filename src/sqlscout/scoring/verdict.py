@@ -7,6 +7,7 @@ reward both call :func:`score_sql`, so training and evaluation can never disagre
 
 from __future__ import annotations
 
+import functools
 from dataclasses import asdict, dataclass
 from enum import Enum
 from typing import Any
@@ -66,6 +67,7 @@ def execute_for_scoring(
     return ExecResult(result.columns, result.rows, elapsed_s=result.elapsed_s)
 
 
+@functools.lru_cache(maxsize=4096)  # pure; GRPO groups and benchmarks repeat queries
 def parses(sql: str | None) -> bool:
     """Whether sqlglot parses ``sql`` as SQLite (the *parsable* tier).
 
@@ -128,14 +130,16 @@ def score_sql(
     gold_sql: str,
     *,
     gold: ExecResult | None = None,
+    pred: ExecResult | None = None,
     semantics: Semantics = Semantics.OFFICIAL,
     timeout_s: float = SCORING_TIMEOUT_S,
     max_rows: int = SCORING_MAX_ROWS,
 ) -> Scored:
-    """Execute and compare. ``gold`` may be passed in when its result is already known
-    (cached); ``semantics`` decides which match makes the outcome *equivalent*."""
+    """Execute and compare. ``gold`` (and ``pred``) may be passed in when that query's
+    result is already known (cached, or run by the caller); ``semantics`` decides which
+    match makes the outcome *equivalent*."""
     gold = gold if gold is not None else execute_for_scoring(db, gold_sql, timeout_s=timeout_s, max_rows=max_rows)
-    pred = execute_for_scoring(db, pred_sql, timeout_s=timeout_s, max_rows=max_rows)
+    pred = pred if pred is not None else execute_for_scoring(db, pred_sql, timeout_s=timeout_s, max_rows=max_rows)
     matches = {s: False for s in Semantics}
     if pred.ok and gold.ok:
         assert pred.rows is not None and gold.rows is not None
