@@ -428,3 +428,13 @@ def test_config_errors_are_config_errors() -> None:
     with pytest.raises(ConfigError, match="max_rounds must be >= 1"):
         EpisodeConfig(max_rounds=0)
     assert EpisodeConfig(schema="full").to_dict()["schema"] == "full"
+
+
+def test_approximate_counter_without_a_tokenizer() -> None:
+    from sqlscout.tokens import ApproxTokenCounter
+
+    counter = ApproxTokenCounter()
+    # <|im_start|> user \n SELE CT ␣name ␣FROM ␣sing er <|im_end|>
+    assert counter.count("<|im_start|>user\nSELECT name FROM singer<|im_end|>") == 10
+    assert counter.count("") == 0
+    assert counter.count("a  <|x|> <| y") == 7  # a, "  ", <|x|>, " ", <, |, " y"

@@ -96,7 +96,7 @@ def test_importing_the_environment_loads_nothing_heavy() -> None:
 
 
 def test_running_an_episode_and_scoring_loads_nothing_heavy() -> None:
-    # sqlglot is imported lazily, on first scoring; still nothing heavy after a whole episode.
+    # sqlglot is imported lazily (here by the ORDER BY check); still nothing heavy after a whole episode.
     loaded = _loaded_after(
         "from sqlscout import *\n"
         f"db = Database({str(DATA / 'chinook' / 'Chinook_Sqlite.sqlite')!r})\n"

@@ -413,15 +413,16 @@ class Episode:
         else:
             message = results + "\n\n" + budget_line(self.config.max_rounds - rounds_done)
         glue = self._glue(completion, message)
-        if self.tokens_used + self.counter.count(glue) + self.config.final_turn_reserve > self.config.token_budget:
+        n = self.counter.count(glue)  # counted once: with a real tokenizer this is the costly part
+        if self.tokens_used + n + self.config.final_turn_reserve > self.config.token_budget:
             # Not enough room to show the results and still answer: ask for the answer now.
             self._final_reason = StopReason.BUDGET_EXHAUSTED
             message = final_turn_message(LIMIT_REASONS["budget"], self.last_good_sql)
             glue = self._glue(completion, message)
-            if self.tokens_used + self.counter.count(glue) + self.config.final_turn_reserve > self.config.token_budget:
+            n = self.counter.count(glue)
+            if self.tokens_used + n + self.config.final_turn_reserve > self.config.token_budget:
                 self._fallback(StopReason.BUDGET_EXHAUSTED)
                 return None
-        n = self.counter.count(glue)
         self.segments.append(Segment(SegmentKind.ENV, glue, n))
         self.tokens_used += n
         record.observation = message

@@ -7,6 +7,7 @@ run can be reproduced and runs with different prompts are never silently compare
 from __future__ import annotations
 
 from enum import Enum
+from functools import lru_cache
 
 from sqlscout.chat import Message
 from sqlscout.tools import TOOLS
@@ -87,16 +88,21 @@ def initial_messages(
 
     ``schema_sql`` (every ``CREATE TABLE``) is given in the ``full`` regime, None when withheld.
     """
+    return [
+        {"role": "system", "content": _system_prompt(bool(schema_sql), max_rounds)},
+        {"role": "user", "content": _question_block(question, evidence, schema_sql)},
+    ]
+
+
+@lru_cache(maxsize=64)
+def _system_prompt(full_schema: bool, max_rounds: int) -> str:
+    # The same text for every episode of a run; built once.
     tool_lines = "\n".join(f"- {t.signature()}: {t.description}" for t in TOOLS.values())
-    system = _SYSTEM.format(
-        schema_intro=_FULL_INTRO if schema_sql else _WITHHELD_INTRO,
+    return _SYSTEM.format(
+        schema_intro=_FULL_INTRO if full_schema else _WITHHELD_INTRO,
         tool_lines=tool_lines,
         max_rounds=max_rounds,
     )
-    return [
-        {"role": "system", "content": system},
-        {"role": "user", "content": _question_block(question, evidence, schema_sql)},
-    ]
 
 
 def single_shot_messages(question: str, *, schema_sql: str, evidence: str | None = None) -> list[Message]:

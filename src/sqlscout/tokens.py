@@ -20,7 +20,9 @@ class TokenCounter(Protocol):
         ...
 
 
-_PIECE = re.compile(r"<\|[^|>]{1,40}\|>| ?\w{1,4}|\s+|[^\w\s]")
+# Word pieces and whitespace runs first: most text is those, and neither can match where a
+# special token starts, so the order changes speed only, not the pieces.
+_PIECE = re.compile(r" ?\w{1,4}|\s+|<\|[^|>]{1,40}\|>|[^\w\s]")
 
 
 class ApproxTokenCounter:
@@ -31,7 +33,7 @@ class ApproxTokenCounter:
     """
 
     def count(self, text: str) -> int:
-        return sum(1 for _ in _PIECE.finditer(text))
+        return _PIECE.subn("", text)[1]  # counts in C, without a list of pieces
 
 
 class TokenizerCounter:
