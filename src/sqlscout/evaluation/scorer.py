@@ -29,7 +29,6 @@ import os
 import threading
 import time
 from collections import OrderedDict, defaultdict
-from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -188,12 +187,11 @@ def score_predictions(
             # Load sqlglot's parser once here; forked workers share it instead of each
             # spending a fifth of a second importing it.
             parses("SELECT 1")
-        with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
-            pending = {pool.submit(_score_job, job) for job in jobs}
-            while pending:
-                finished, pending = wait(pending, return_when=FIRST_COMPLETED)
-                for future in finished:
-                    take(future.result())
+        # A Pool queues every job at once, so a worker never waits for the parent to
+        # hand it the next one (an executor feeds its workers one or two at a time).
+        with context.Pool(workers) as pool:
+            for results in pool.imap_unordered(_score_job, jobs):
+                take(results)
     assert all(v is not None for v in verdicts)
     return ScoreRun(
         predictions, verdicts, config.semantics, hits, runs, time.perf_counter() - start, workers  # type: ignore[arg-type]
