@@ -240,7 +240,7 @@ def test_score_command_prints_the_table_and_json(bird_layout, tmp_path):
     assert re.search(r"simple.*moderate.*challenging.*total", result.output)
     assert f"{len(tasks)}" in result.output and "official semantics" in result.output
     as_json = CliRunner().invoke(app, [*args, "--json", "--semantics", "strict", "--verdicts", str(tmp_path / "v.jsonl")])
-    data = json.loads(as_json.output)
+    data = json.loads(as_json.stdout)
     assert data["semantics"] == "strict" and data["total"]["count"] == len(tasks) and data["gold_cache_hits"] == len(tasks)
     lines = (tmp_path / "v.jsonl").read_text().splitlines()
     assert len(lines) == len(tasks) and sum(json.loads(x)["correct"] for x in lines) == data["total"]["correct"]
@@ -261,3 +261,25 @@ def test_score_command_errors_are_one_line(tmp_path, bird_layout):
 
 def test_variants_are_all_used():
     assert len({name for name, _ in VARIANTS}) == len(VARIANTS) >= 8
+
+
+def test_score_command_on_sqale_and_on_a_run_directory(sqale_layout, spider_dev, tmp_path):
+    from sqlscout.evaluation import EvalConfig, policy_source, run_eval
+    from sqlscout.policy import ScriptedPolicy
+
+    cache = tmp_path / "cache"
+    tasks = load_tasks("sqale", sqale_layout, cache_dir=cache)
+    file = tmp_path / "p.jsonl"
+    file.write_text("".join(json.dumps({"question_id": t.question_id, "sql": t.gold_sql}) + "\n" for t in tasks))
+    args = ["score", str(file), "--benchmark", "sqale", "--data", str(sqale_layout), "--cache-dir", str(cache), "--json"]
+    data = json.loads(CliRunner().invoke(app, args).stdout)
+    assert data["total"] == {"count": len(tasks), "correct": len(tasks), "accuracy": 1.0}
+    assert list(data["by_difficulty"]) == [level for level in ("simple", "moderate", "hard") if level in data["by_difficulty"]]
+
+    def policy(job):
+        return ScriptedPolicy([json.dumps({"tool": "submit_sql", "args": {"sql": job.task.gold_sql}})])
+
+    run_eval(spider_dev[:4], EvalConfig("spider", "scripted"), policy_source(policy), tmp_path / "run")
+    result = CliRunner().invoke(app, ["score", str(tmp_path / "run"), "--cache-dir", str(cache)])
+    assert result.exit_code == 0 and re.search(r"easy.*total", result.output) and "100.00" in result.output
+    assert "drop --benchmark" in CliRunner().invoke(app, ["score", str(tmp_path / "run"), "--benchmark", "spider"]).output

@@ -30,7 +30,7 @@ def score_command(
     only_predicted: bool = typer.Option(False, help="Leave out questions with no prediction (default: they count as wrong)."),
     workers: Optional[int] = typer.Option(None, help="Processes (default: one per core)."),
     timeout: float = typer.Option(30.0, help="Seconds each query may run."),
-    cache_dir: Path = typer.Option(DEFAULT_CACHE, help="Where gold results are cached."),
+    cache_dir: Path = typer.Option(DEFAULT_CACHE, help="Where gold results (and SQaLe databases) are cached."),
     cache: bool = typer.Option(True, help="Use the gold-result cache."),
     cache_predictions: bool = typer.Option(False, help="Cache the predictions' results too (re-scoring the same file is then instant)."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
@@ -46,7 +46,7 @@ def score_command(
             semantics=semantics, workers=workers, timeout_s=timeout,
             cache_dir=cache_dir if cache else None, cache_predictions=cache_predictions and cache,
         )
-        tasks = _benchmark_tasks(predictions, benchmark, data, split, phrasing, db_root, missing_db)
+        tasks = _benchmark_tasks(predictions, benchmark, data, split, phrasing, db_root, missing_db, cache_dir)
         read = read_predictions(predictions, tasks, only_predicted=only_predicted)
         chosen = [p for p in read.predictions if difficulty is None or p.task.difficulty == difficulty]
         if not chosen:
@@ -56,6 +56,9 @@ def score_command(
     except SqlscoutError as exc:
         fail(str(exc))
     levels = LEVELS.get("bird" if benchmark == "bird-mini" else benchmark or "", ())
+    if not levels:  # a run directory: the levels of whichever benchmark holds them all
+        seen = {p.task.difficulty for p in chosen} - {None}
+        levels = next((known for known in LEVELS.values() if seen <= set(known)), ())
     summary = run.summary(levels)
     if verdicts is not None:
         _write_verdicts(verdicts, run)
@@ -83,7 +86,7 @@ def score_command(
 
 def _benchmark_tasks(
     predictions: Path, benchmark: Optional[str], data: Optional[Path], split: Optional[str],
-    phrasing: Optional[str], db_root: Optional[Path], missing_db: str,
+    phrasing: Optional[str], db_root: Optional[Path], missing_db: str, cache_dir: Path,
 ) -> Optional[list]:
     from sqlscout.data import load_tasks
 
@@ -95,7 +98,7 @@ def _benchmark_tasks(
         fail("scoring a predictions file needs --benchmark and --data (the benchmark it answers)")
     return load_tasks(
         benchmark, data, split=split, phrasing=phrasing, db_root=db_root, missing_db=missing_db,
-        cache_dir=DEFAULT_CACHE.expanduser(),
+        cache_dir=cache_dir.expanduser(),
     )
 
 
