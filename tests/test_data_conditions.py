@@ -117,3 +117,14 @@ def test_gold_sql_without_tables_cannot_be_reduced(tmp_path):
     task = Task("q1", "one?", spider_db("concert_singer"), gold_sql="SELECT 1")
     with pytest.raises(DataError, match="question q1: its gold SQL reads no table"):
         apply_condition([task], "gold", tmp_path)
+
+
+def test_an_unparsable_gold_query_still_gets_its_tables(data_dir, tmp_path):
+    """Spider-DK's question 76 misses a comma, so sqlglot cannot parse it; the tables
+    after FROM/JOIN are kept, and every condition holds the same questions."""
+    from conftest import SPIDER_DK
+
+    tasks = load_tasks("spider-dk", SPIDER_DK, missing_db="skip")
+    assert not tables_used(tasks[76].gold_sql)
+    reduced = apply_condition(tasks, "gold", tmp_path)
+    assert len(reduced) == len(tasks) and reduced[76].meta["kept_tables"] == ["Student", "Has_Pet"]

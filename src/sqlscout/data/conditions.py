@@ -23,6 +23,7 @@ from __future__ import annotations
 import hashlib
 import os
 import random
+import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable
@@ -111,7 +112,7 @@ def apply_condition(
 def _gold_tables(task: Task, names: list[str]) -> list[str]:
     from sqlscout.scoring import tables_used
 
-    used = tables_used(task.gold_sql)
+    used = tables_used(task.gold_sql) or _named_after_from(task.gold_sql or "")
     gold = [n for n in names if n.lower() in used]
     if not gold:
         raise DataError(
@@ -119,6 +120,16 @@ def _gold_tables(task: Task, names: list[str]) -> list[str]:
             "so the gold and distractors conditions cannot be built for it."
         )
     return gold
+
+
+_FROM_JOIN = re.compile(r"\b(?:from|join)\s+([\"`\[]?)([\w$]+)[\"`\]]?", re.I)
+
+
+def _named_after_from(sql: str) -> frozenset[str]:
+    """Names after FROM/JOIN, for a gold query sqlglot cannot parse (upstream typos such as
+    Spider-DK's question 76): the question then stays in every condition, failing to score
+    in each alike, instead of stopping the run."""
+    return frozenset(m.group(2).lower() for m in _FROM_JOIN.finditer(sql))
 
 
 def _distractors(names: list[str], gold: list[str], k: int, seed: int, digest: str) -> list[str]:
