@@ -1,0 +1,164 @@
+"""``load_backend(model, backend=None, **options)``: from a name to a running backend.
+
+``model`` is a preset name (``qwen2.5-coder-0.5b``), a GGUF file, a model directory, an
+http(s) URL of an OpenAI-compatible server, or a hub id (``org/name``). The backend
+is picked from the preset, else from what ``model`` is: GGUF → ``llama-cpp``,
+directory or hub id → ``hf``, URL → ``openai``. Heavy libraries load only here, and
+only the one the chosen backend needs.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, Callable
+
+from sqlscout.backends.base import Backend
+from sqlscout.errors import BackendError, ConfigError
+from sqlscout.models.fetch import Progress, fetch_gguf
+from sqlscout.models.presets import PRESETS, Preset, get_preset
+
+__all__ = ["BACKENDS", "ModelSpec", "load_backend", "resolve_model"]
+
+BACKENDS = ("llama-cpp", "openai", "hf", "vllm", "scripted")
+
+
+class ModelSpec:
+    """What a ``model`` argument names: its kind, its location, and its preset if any."""
+
+    def __init__(self, kind: str, location: str, preset: Preset | None = None) -> None:
+        self.kind, self.location, self.preset = kind, location, preset  # kind: preset|gguf|dir|url|hub
+
+    def default_backend(self) -> str:
+        if self.preset is not None:
+            return self.preset.backend
+        return {"gguf": "llama-cpp", "url": "openai", "dir": "hf", "hub": "hf"}[self.kind]
+
+    def __repr__(self) -> str:
+        return f"ModelSpec({self.kind!r}, {self.location!r})"
+
+
+def resolve_model(model: str) -> ModelSpec:
+    """Classify ``model``.
+
+    >>> resolve_model("qwen2.5-coder-0.5b").kind, resolve_model("http://127.0.0.1:8000/v1").kind
+    ('preset', 'url')
+    >>> resolve_model("Qwen/Qwen3-0.6B").kind
+    'hub'
+    """
+    if model in PRESETS:
+        return ModelSpec("preset", model, PRESETS[model])
+    if model.startswith(("http://", "https://")):
+        return ModelSpec("url", model)
+    path = Path(model).expanduser()
+    if path.is_dir():
+        return ModelSpec("dir", str(path))
+    if path.suffix.lower() == ".gguf":
+        if not path.is_file():
+            raise BackendError(f"model file not found: {path}")
+        return ModelSpec("gguf", str(path))
+    if path.exists():
+        raise ConfigError(f"{path} is neither a .gguf file nor a model directory")
+    if model.count("/") == 1 and not model.startswith((".", "/", "~")):
+        return ModelSpec("hub", model)
+    get_preset(model)  # raises the unknown-preset message
+    raise AssertionError("unreachable")
+
+
+def load_backend(
+    model: str,
+    backend: str | None = None,
+    *,
+    cache_dir: Path | None = None,
+    progress: Progress | None = None,
+    **options: Any,
+) -> Backend:
+    """A ready backend for ``model``.
+
+    Args:
+        model: preset name, GGUF file, model directory, server URL or hub id.
+        backend: force a backend (``llama-cpp``, ``openai``, ``hf``, ``vllm``); picked
+            from ``model`` when None.
+        cache_dir: where GGUF presets are joined and kept (default ``~/.cache/sqlscout``;
+            the CLI passes ``$SQLSCOUT_CACHE_DIR`` / ``$XDG_CACHE_HOME``).
+        progress: called while a preset is fetched and joined.
+        options: passed to the backend (e.g. ``n_ctx``, ``slots`` for llama-cpp;
+            ``concurrency``, ``timeout_s`` for openai).
+
+    Raises:
+        ConfigError: unknown preset or backend, or a backend that cannot run that model.
+        BackendError: the model cannot be found, fetched or loaded.
+    """
+    spec = resolve_model(model)
+    chosen = backend or spec.default_backend()
+    if chosen not in BACKENDS:
+        raise ConfigError(f"unknown backend {chosen!r}; choose one of {', '.join(BACKENDS)}")
+    location = spec.location
+    if spec.preset is not None and spec.preset.gguf is not None:
+        location = str(fetch_gguf(spec.preset, _cache(cache_dir), progress=progress))
+    elif spec.preset is not None and spec.preset.hub_id is not None:
+        location = spec.preset.hub_id
+    loader = _LOADERS.get(chosen)
+    if loader is None:
+        raise ConfigError(f"the {chosen} backend cannot be built from a model name; construct it directly")
+    return loader(location, spec, options)
+
+
+def _cache(cache_dir: Path | None) -> Path:
+    return Path(cache_dir) if cache_dir is not None else Path.home() / ".cache" / "sqlscout"
+
+
+def _llama_cpp(location: str, spec: ModelSpec, options: dict[str, Any]) -> Backend:
+    from sqlscout.backends.llama_cpp import LlamaCppBackend, LlamaCppConfig
+
+    if spec.kind in ("url", "hub", "dir") and not location.endswith(".gguf"):
+        raise ConfigError(f"the llama-cpp backend needs a .gguf file, got {location}")
+    chat = options.pop("chat", None)
+    return LlamaCppBackend(location, LlamaCppConfig(**options), chat=chat)
+
+
+def _openai(location: str, spec: ModelSpec, options: dict[str, Any]) -> Backend:
+    from sqlscout.backends.openai_compat import OpenAIBackend, OpenAIConfig
+
+    if spec.kind != "url":
+        raise ConfigError(f"the openai backend needs an http(s) server URL, got {location}")
+    chat = options.pop("chat", None)
+    return OpenAIBackend(OpenAIConfig(base_url=location, **options), chat=chat)
+
+
+def _hf(location: str, spec: ModelSpec, options: dict[str, Any]) -> Backend:
+    if spec.kind == "hub" or (spec.preset is not None and spec.preset.hub_id):
+        _require_local_hub_copy(location)
+    try:
+        from sqlscout.backends import hf  # type: ignore[attr-defined]
+    except ImportError:
+        raise BackendError("the hf backend is not available in this installation: pip install 'sqlscout[hf]'") from None
+    return hf.load(location, **options)  # type: ignore[no-any-return]
+
+
+def _require_local_hub_copy(hub_id: str) -> None:
+    """Fail in one line, before any download attempt hangs, when a hub model is not cached."""
+    try:
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.errors import LocalEntryNotFoundError
+    except ImportError:
+        raise BackendError(f"{hub_id} is a hub model and huggingface_hub is not installed: pip install 'sqlscout[hf]'") from None
+    try:
+        snapshot_download(hub_id, local_files_only=True)
+    except LocalEntryNotFoundError:
+        pass
+    else:
+        return
+    try:
+        snapshot_download(hub_id, allow_patterns=["config.json"], etag_timeout=10)
+    except Exception as exc:  # the hub client raises many network error types
+        raise BackendError(
+            f"cannot load {hub_id}: the model hub is unreachable and no local copy exists "
+            f"({type(exc).__name__}); download it where the hub is reachable, or pass a local directory"
+        ) from None
+
+
+_LOADERS: dict[str, Callable[[str, ModelSpec, dict[str, Any]], Backend]] = {
+    "llama-cpp": _llama_cpp,
+    "openai": _openai,
+    "hf": _hf,
+}
