@@ -108,18 +108,15 @@ class _LlamaCounter:
         return len(self._backend.tokenize(text)) if text else 0
 
 
-def chat_format_from_gguf(metadata: dict[str, str]) -> ChatFormat:
-    """The turn format of a GGUF model, from its embedded chat template."""
+def chat_format_from_gguf(metadata: dict[str, str], eos_token: str, special_tokens: Sequence[str] = ()) -> ChatFormat:
+    """The turn format of a GGUF model, derived from its embedded chat template
+    (``tokenizer.chat_template``); ChatML when the file has none."""
     template = metadata.get("tokenizer.chat_template", "")
-    try:  # the template-derived glue, where the chat-template module is available
-        from sqlscout.backends.chat_template import chat_format_from_template  # type: ignore[attr-defined]
-    except ImportError:
-        chat_format_from_template = None
-    if template and chat_format_from_template is not None:
-        return chat_format_from_template(template)
-    if not template or "<|im_start|>" in template:
+    if not template:
         return ChatML()
-    raise BackendError("this GGUF's chat template is not ChatML and no template support is installed; pass chat=")
+    from sqlscout.backends.chat_template import chat_format_from_template
+
+    return chat_format_from_template(template, eos_token=eos_token, special_tokens=special_tokens)
 
 
 class LlamaCppBackend(Backend):
@@ -172,7 +169,8 @@ class LlamaCppBackend(Backend):
         self._clock = 0
         self._rng = np.random.default_rng(self.config.seed)
         self.metadata: dict[str, str] = self._model.metadata()
-        self.chat = chat or chat_format_from_gguf(self.metadata)
+        eos = self._piece(self._model.token_eos()).decode("utf-8", errors="replace")
+        self.chat = chat or chat_format_from_gguf(self.metadata, eos, [eos, "<|endoftext|>"])
         self.counter = _LlamaCounter(self)
         self.stats = CacheStats()
 

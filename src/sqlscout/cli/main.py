@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 
+from sqlscout.cli import ask as ask_cli
 from sqlscout.cli import eval as eval_cli
 from sqlscout.cli import explore
 from sqlscout.cli import report as report_cli
@@ -20,6 +21,7 @@ explore.register(app)
 eval_cli.register(app)
 report_cli.register(app)
 score_cli.register(app)
+ask_cli.register(app)
 
 
 def main() -> None:  # pragma: no cover - console script shim

@@ -128,11 +128,10 @@ def _openai(location: str, spec: ModelSpec, options: dict[str, Any]) -> Backend:
 def _hf(location: str, spec: ModelSpec, options: dict[str, Any]) -> Backend:
     if spec.kind == "hub" or (spec.preset is not None and spec.preset.hub_id):
         _require_local_hub_copy(location)
-    try:
-        from sqlscout.backends import hf  # type: ignore[attr-defined]
-    except ImportError:
-        raise BackendError("the hf backend is not available in this installation: pip install 'sqlscout[hf]'") from None
-    return hf.load(location, **options)  # type: ignore[no-any-return]
+    from sqlscout.backends.hf import HFConfig, load_hf
+
+    tokenizer = options.pop("tokenizer", None)
+    return load_hf(location, HFConfig(**options), tokenizer=tokenizer)
 
 
 def _require_local_hub_copy(hub_id: str) -> None:

