@@ -63,3 +63,24 @@ def sqale_layout(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Pa
     from benchmark_fixtures import build_sqale_layout
 
     return build_sqale_layout(SPIDER, tmp_path_factory.mktemp("sqale"))
+
+
+@pytest.fixture(scope="session")
+def qwen05_gguf() -> Path:
+    """The embedded default model (Qwen2.5-Coder-0.5B GGUF), joined once into the user's
+    cache ($SQLSCOUT_CACHE_DIR / $XDG_CACHE_HOME/sqlscout) and reused by every test."""
+    from sqlscout.models import PRESETS, default_cache_dir, fetch_gguf
+
+    return fetch_gguf(PRESETS["qwen2.5-coder-0.5b"], default_cache_dir(os.environ))
+
+
+@pytest.fixture(scope="session")
+def llama_backend(qwen05_gguf: Path):
+    """One llama-cpp backend over the 0.5B model for the whole session (loading is cheap,
+    but every test would otherwise allocate its own KV cache). One thread: robust on a
+    shared 2-core machine."""
+    from sqlscout.backends.llama_cpp import LlamaCppBackend, LlamaCppConfig
+
+    backend = LlamaCppBackend(qwen05_gguf, LlamaCppConfig(n_ctx=8192, slots=4, n_threads=1))
+    yield backend
+    backend.close()

@@ -1,0 +1,112 @@
+"""``sqlscout ask`` and ``sqlscout demo``, the single-episode driver, and failure paths:
+each is a one-line message or a recorded episode outcome, never a traceback or a hang."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from sqlscout.backends.base import SamplingParams
+from sqlscout.backends.scripted import ScriptedBackend
+from sqlscout.cli.main import app
+from sqlscout.cli.trace import fold, split_reasoning
+from sqlscout.demo import DEMO_QUESTIONS, chinook_path, demo_tasks
+from sqlscout.drive import drive_episode
+from sqlscout.episode import AnswerSource, Episode, EpisodeConfig, StopReason
+from sqlscout.sandbox import Database
+from sqlscout.scoring import score_sql
+
+runner = CliRunner()
+
+
+def _one_line_error(result, pattern: str) -> None:  # type: ignore[no-untyped-def]
+    assert result.exit_code == 2, result.output
+    assert "Traceback" not in result.output
+    lines = [line for line in result.output.splitlines() if line.strip()]
+    assert len(lines) == 1 and pattern in result.output, result.output
+
+
+def test_embedded_chinook_and_gold_answers() -> None:
+    db = Database(chinook_path())
+    assert (chinook_path().parent / "LICENSE.md").is_file()
+    assert 5 <= len(DEMO_QUESTIONS) <= 8
+    for task in demo_tasks():
+        assert score_sql(db, task.gold_sql, task.gold_sql or "").verdict.official  # every gold query runs
+
+
+def test_a_model_that_never_calls_a_tool_ends_as_a_recorded_outcome() -> None:
+    task = demo_tasks(1)[0]
+    backend = ScriptedBackend(lambda turn: "I would rather talk about music.")
+    episode = Episode(task, Database(task.db_path), EpisodeConfig(max_rounds=3))
+    result = drive_episode(episode, backend, SamplingParams())
+    assert result.stop_reason is StopReason.ROUND_LIMIT
+    assert result.answer_source is AnswerSource.NONE and result.final_sql is None
+    assert all("no tool call found" in (r.observation or "") for r in result.rounds[:-1])
+
+
+def test_drive_episode_feeds_token_ids_and_calls_back_per_turn() -> None:
+    task = demo_tasks(1)[0]
+    replies = ['{"tool": "run_query", "args": {"sql": "SELECT COUNT(*) FROM Album"}}',
+               '{"tool": "submit_sql", "args": {"sql": "SELECT COUNT(*) FROM Album"}}']  # fmt: skip
+    seen: list[str | None] = []
+    episode = Episode(task, Database(task.db_path))
+    result = drive_episode(episode, ScriptedBackend(replies), SamplingParams(), on_turn=lambda e, g, o: seen.append(o))
+    assert result.final_sql == "SELECT COUNT(*) FROM Album" and len(seen) == 2 and seen[-1] is None
+    assert "347" in (seen[0] or "")
+
+
+def test_trace_helpers() -> None:
+    assert split_reasoning('Let me look.\n{"tool": "list_tables", "args": {}}') == "Let me look."
+    assert "folded" in fold("\n".join(map(str, range(20))))
+
+
+def test_unknown_preset_is_one_line(chinook_path: Path) -> None:
+    _one_line_error(runner.invoke(app, ["ask", str(chinook_path), "q?", "--model", "qwen9-coder"]), "unknown model preset")
+
+
+def test_missing_model_file_is_one_line(chinook_path: Path, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["ask", str(chinook_path), "q?", "--model", str(tmp_path / "gone.gguf")])
+    _one_line_error(result, "model file not found")
+
+
+def test_unreachable_server_is_one_line(chinook_path: Path) -> None:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    result = runner.invoke(app, ["ask", str(chinook_path), "q?", "--model", f"http://127.0.0.1:{port}"])
+    _one_line_error(result, "cannot reach the OpenAI-compatible server")
+
+
+def test_missing_database_is_one_line(tmp_path: Path) -> None:
+    _one_line_error(runner.invoke(app, ["ask", str(tmp_path / "none.sqlite"), "q?"]), "error:")
+
+
+def test_ask_with_the_embedded_model(qwen05_gguf: Path, chinook_path: Path) -> None:
+    result = runner.invoke(
+        app,
+        ["ask", str(chinook_path), "How many albums are there?", "--max-rounds", "2", "--max-turn-tokens", "64",
+         "--threads", "1", "--temperature", "0", "--cache-dir", str(qwen05_gguf.parent.parent)],
+    )  # fmt: skip
+    assert "Traceback" not in result.output and result.exit_code in (0, 1), result.output
+    assert "round 1" in result.output and "answer" in result.output and "stop:" in result.output
+
+
+def test_demo_json_with_the_embedded_model(qwen05_gguf: Path) -> None:
+    result = runner.invoke(app, ["demo", "--json", "--questions", "1", "--threads", "1",
+                                 "--cache-dir", str(qwen05_gguf.parent.parent)])  # fmt: skip
+    assert result.exit_code == 0, result.output
+    summary = json.loads(result.output)
+    assert summary["total"] == 1 and summary["correct"] in (0, 1)
+    assert summary["model"] == "qwen2.5-coder-0.5b" and summary["backend"] == "llama-cpp"
+    (item,) = summary["questions"]
+    assert item["question"] == DEMO_QUESTIONS[0][0] and item["correct"] == (summary["correct"] == 1)
+
+
+@pytest.mark.parametrize("flag", [["--json"], []])
+def test_demo_unknown_model_is_one_line(flag: list[str]) -> None:
+    _one_line_error(runner.invoke(app, ["demo", "--model", "nope", *flag]), "unknown model preset")

@@ -1,0 +1,246 @@
+"""The openai backend against a real llama.cpp server (llama-cpp-python's) on loopback,
+and against small stdlib HTTP servers for the paths a healthy server never takes
+(retries after 503, no completions endpoint, timeouts)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+import sys
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import pytest
+
+httpx = pytest.importorskip("httpx")
+
+from sqlscout.backends.base import GenerationRequest, SamplingParams  # noqa: E402
+from sqlscout.backends.openai_compat import OpenAIBackend, OpenAIConfig, split_chatml  # noqa: E402
+from sqlscout.chat import ChatML  # noqa: E402
+from sqlscout.episode import EpisodeConfig, StopReason  # noqa: E402
+from sqlscout.errors import BackendError, ConfigError  # noqa: E402
+from sqlscout.models import load_backend  # noqa: E402
+from sqlscout.runner import Runner, RunnerConfig  # noqa: E402
+from sqlscout.task import Task  # noqa: E402
+
+STOP = ("<|im_end|>", "<|endoftext|>")
+GREEDY = SamplingParams(temperature=0.0, max_tokens=16, stop=STOP)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def server_url(qwen05_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """llama-cpp-python's OpenAI-compatible server with the 0.5B model, on a free port."""
+    pytest.importorskip("uvicorn", reason="needs llama-cpp-python[server]")
+    port = _free_port()
+    log = (tmp_path_factory.mktemp("server") / "server.log").open("w")
+    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(qwen05_gguf), "--host", "127.0.0.1",
+               "--port", str(port), "--n_ctx", "2048", "--n_threads", "1", "--verbose", "false"]  # fmt: skip
+    process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if process.poll() is not None:
+                pytest.fail(f"the llama.cpp server exited with {process.returncode}; see {log.name}")
+            try:
+                if httpx.get(url + "/v1/models", timeout=1).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("the llama.cpp server did not come up within 120 s")
+            time.sleep(0.5)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
+
+
+def _prompt(question: str) -> str:
+    return ChatML().render([{"role": "user", "content": question}])
+
+
+def test_completions_against_a_real_server(server_url: str) -> None:
+    backend = OpenAIBackend(OpenAIConfig(server_url, concurrency=2))
+    assert backend.tokenize("<|im_end|>") == [151645]  # the server's tokenizer, special tokens included
+    prompt = _prompt("Reply with one word: hello")
+    long = _prompt("Count from 1 to 50, separated by spaces.")
+    results = backend.generate([GenerationRequest(GREEDY, prompt=prompt), GenerationRequest(GREEDY.with_(max_tokens=3), prompt=long)])
+    first, cut = results
+    assert first.finish_reason in ("stop", "length") and first.text
+    if first.finish_reason == "stop":
+        assert first.text.endswith("<|im_end|>")  # the marker the server dropped is put back
+    assert cut.finish_reason == "length" and not cut.text.endswith("<|im_end|>")
+    assert first.logprobs is not None and all(lp <= 0 for lp in first.logprobs)
+    assert first.token_ids == backend.tokenize(first.text)
+    assert backend.counter.count(prompt) == first.prompt_tokens
+    backend.close()
+
+
+def test_chat_mode_against_a_real_server(server_url: str) -> None:
+    backend = OpenAIBackend(OpenAIConfig(server_url, mode="chat"))
+    g = backend.generate([GenerationRequest(GREEDY, prompt=_prompt("Reply with one word: hello"))])[0]
+    assert g.text and g.finish_reason in ("stop", "length")
+    backend.close()
+
+
+def test_an_episode_through_the_server(server_url: str, chinook_path: Path) -> None:
+    backend = load_backend(server_url + "/v1")
+    assert backend.name == "openai"
+    task = Task("albums", "How many albums are there?", chinook_path)
+    config = RunnerConfig(episode=EpisodeConfig(max_rounds=1, max_turn_tokens=48, token_budget=2048),
+                          sampling=SamplingParams(temperature=0.0), max_batch=1)  # fmt: skip
+    with Runner(backend, config) as runner:
+        (rollout,) = list(runner.run([task]))
+    assert rollout.result.stop_reason is not StopReason.BACKEND_ERROR
+    assert rollout.result.total_tokens == len(rollout.token_ids)
+    backend.close()
+
+
+def test_a_prompt_over_the_server_context_is_a_clear_error(server_url: str) -> None:
+    backend = OpenAIBackend(OpenAIConfig(server_url, retries=0))
+    with pytest.raises(BackendError, match="answered 400"):
+        backend.generate([GenerationRequest(GREEDY, prompt="word " * 3000)])
+    backend.close()
+
+
+def test_unreachable_server_fails_fast_in_one_line() -> None:
+    started = time.monotonic()
+    with pytest.raises(BackendError, match=r"cannot reach the OpenAI-compatible server at http://127\.0\.0\.1:\d+") as info:
+        OpenAIBackend(OpenAIConfig(f"http://127.0.0.1:{_free_port()}"))
+    assert time.monotonic() - started < 10 and "\n" not in str(info.value)
+
+
+def test_config_is_validated() -> None:
+    with pytest.raises(ConfigError):
+        OpenAIConfig("127.0.0.1:8000")
+    with pytest.raises(ConfigError):
+        OpenAIConfig("http://x", mode="stream")
+    assert OpenAIConfig("http://h:1/").api_url == "http://h:1/v1"
+
+
+# -- small stdlib servers for the unhappy paths ---------------------------------------
+
+
+@pytest.fixture
+def fake_server() -> Iterator[Callable[[Callable[[str, dict[str, Any]], tuple[int, dict[str, Any]]]], str]]:
+    servers: list[ThreadingHTTPServer] = []
+
+    def start(answer: Callable[[str, dict[str, Any]], tuple[int, dict[str, Any]]]) -> str:
+        class Handler(BaseHTTPRequestHandler):
+            def _reply(self, body: dict[str, Any] | None) -> None:
+                status, payload = answer(self.path, body or {})
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                try:
+                    self.wfile.write(data)
+                except BrokenPipeError:  # the client timed out first, as the test wants
+                    pass
+
+            def do_GET(self) -> None:  # noqa: N802
+                self._reply(None)
+
+            def do_POST(self) -> None:  # noqa: N802
+                length = int(self.headers.get("Content-Length", 0))
+                self._reply(json.loads(self.rfile.read(length) or b"{}"))
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        return f"http://127.0.0.1:{server.server_address[1]}"
+
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+
+
+MODELS = (200, {"data": [{"id": "fake"}]})
+
+
+def test_retries_503_with_backoff_then_succeeds(fake_server: Any) -> None:
+    calls: list[str] = []
+
+    def answer(path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if path == "/v1/models":
+            return MODELS
+        if path == "/v1/completions":
+            calls.append(path)
+            if len(calls) < 3:
+                return 503, {"error": {"message": "loading"}}
+            return 200, {"choices": [{"text": "SELECT 1", "finish_reason": "stop"}], "usage": {"prompt_tokens": 3}}
+        return 404, {}
+
+    backend = OpenAIBackend(OpenAIConfig(fake_server(answer), retries=3, backoff_s=0.01))
+    g = backend.generate([GenerationRequest(GREEDY, prompt="x")])[0]
+    assert len(calls) == 3 and g.text == "SELECT 1<|im_end|>" and g.token_ids == []  # no tokenizer route
+    backend.close()
+
+
+def test_gives_up_after_retries_with_the_server_message(fake_server: Any) -> None:
+    url = fake_server(lambda p, b: MODELS if p == "/v1/models" else (500, {"error": {"message": "boom"}}))
+    backend = OpenAIBackend(OpenAIConfig(url, retries=1, backoff_s=0.01))
+    with pytest.raises(BackendError, match="answered 500 to /completions: boom; gave up after 2 attempts"):
+        backend.generate([GenerationRequest(GREEDY, prompt="x")])
+    backend.close()
+
+
+def test_falls_back_to_chat_when_there_is_no_completions_endpoint(fake_server: Any) -> None:
+    seen: list[Any] = []
+
+    def answer(path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if path == "/v1/models":
+            return MODELS
+        if path == "/v1/chat/completions":
+            seen.append(body["messages"])
+            return 200, {"choices": [{"message": {"content": "ok", "reasoning_content": "hmm"}, "finish_reason": "stop"}]}
+        return 404, {"detail": "Not Found"}
+
+    backend = OpenAIBackend(OpenAIConfig(fake_server(answer)))
+    transcript = _prompt("Q") + "first reply<|im_end|>" + ChatML().next_turn("results")
+    g = backend.generate([GenerationRequest(GREEDY, prompt=transcript)])[0]
+    assert g.text == "<think>\nhmm\n</think>\n\nok<|im_end|>"
+    assert seen[0] == [
+        {"role": "user", "content": "Q"},
+        {"role": "assistant", "content": "first reply"},
+        {"role": "user", "content": "results"},
+    ]
+    backend.close()
+
+
+def test_a_slow_server_times_out_into_a_clear_error(fake_server: Any) -> None:
+    def answer(path: str, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        if path != "/v1/models":
+            time.sleep(1.0)
+        return MODELS
+
+    backend = OpenAIBackend(OpenAIConfig(fake_server(answer), timeout_s=0.2, retries=1, backoff_s=0.01))
+    with pytest.raises(BackendError, match="gave up after 2 attempts"):
+        backend.generate([GenerationRequest(GREEDY, prompt="x")])
+    backend.close()
+
+
+def test_split_chatml_keeps_every_closed_turn() -> None:
+    text = "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\nA\nB<|im_end|>\n"
+    assert split_chatml(text)[-1] == {"role": "assistant", "content": "A\nB"}
