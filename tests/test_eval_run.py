@@ -148,3 +148,21 @@ def test_a_broken_line_in_the_middle_is_an_error_naming_it(tmp_path: Path) -> No
     path.write_text("garbage\n" + "".join(lines))
     with pytest.raises(DataError, match=r"episodes.jsonl:1: not an episode record"):
         RunDir(tmp_path / "run").read_records()
+
+
+def test_gold_results_come_from_the_shared_cache(tmp_path: Path) -> None:
+    from sqlscout.evaluation.result_cache import ResultCache
+    from sqlscout.scoring import ExecResult
+
+    tasks = spider_tasks(3)
+    cache = ResultCache(tmp_path / "cache")
+    run_eval(tasks, config(samples=1), policy_source(explorer), tmp_path / "first", result_cache=ResultCache(tmp_path / "cache"))
+    stored = [cache.get(cache.database_hash(t.db_path), t.gold_sql) for t in tasks]
+    assert all(s is not None and s.ok for s in stored)
+    # A planted gold result proves a later run reads the cache instead of running the gold query.
+    cache.put_many([(cache.database_hash(tasks[0].db_path), tasks[0].gold_sql, ExecResult(("x",), [("planted",)]))])
+    second = run_eval(tasks, config(samples=1), policy_source(explorer), tmp_path / "second", result_cache=ResultCache(tmp_path / "cache"))
+    assert second.records[0].gold.rows == [["planted"]] and not second.records[0].verdict.official
+    assert [r.verdict.to_dict() for r in second.records[1:]] == [
+        r.verdict.to_dict() for r in RunDir(tmp_path / "first").read_records()[1:]
+    ]

@@ -102,6 +102,12 @@ class Backend(ABC):
         the backend has no tokenizer of its own (e.g. a chat-only HTTP endpoint)."""
         return None
 
+    @property
+    def parameters(self) -> int | None:
+        """The model's parameter count when the backend knows it (evaluation reports
+        compute as 2 x parameters x tokens); None when it does not (a remote server)."""
+        return None
+
     def close(self) -> None:
         """Free the model and any server or thread the backend holds."""
 

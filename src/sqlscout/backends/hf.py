@@ -93,6 +93,12 @@ class HFBackend(Backend):
     def tokenize(self, text: str) -> list[int]:
         return list(self.tokenizer.encode(text, add_special_tokens=False))
 
+    @property
+    def parameters(self) -> int | None:
+        if self.model is None:
+            return None
+        return sum(p.numel() for p in self.model.parameters())
+
     def close(self) -> None:
         self.model = None
 

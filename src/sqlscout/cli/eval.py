@@ -69,9 +69,10 @@ def eval_command(
     top_k: Optional[int] = typer.Option(None, help="Top-k (default: the model's)."),
     max_rounds: Optional[int] = typer.Option(None, help="Tool rounds before the final turn (default 6)."),
     token_budget: Optional[int] = typer.Option(None, help="Tokens per episode, prompt included (default 24576)."),
+    max_turn_tokens: Optional[int] = typer.Option(None, help="Most tokens in one model turn (default: what the budget has left)."),
     evidence: bool = typer.Option(True, help="Show evidence notes where the benchmark has them."),
     missing_db: str = typer.Option("error", help="Questions whose database file is absent: error, skip."),
-    cache_dir: Path = typer.Option(DEFAULT_CACHE, help="Where SQaLe and schema-condition databases are built, once."),
+    cache_dir: Path = typer.Option(DEFAULT_CACHE, help="Where SQaLe and schema-condition databases are built, and gold results kept (shared with sqlscout score)."),
     max_batch: int = typer.Option(8, help="Episodes generated together."),
     tool_workers: int = typer.Option(4, help="Threads running tool calls."),
     resume: bool = typer.Option(False, help="Continue the run in --out (same settings required)."),
@@ -82,6 +83,7 @@ def eval_command(
     from sqlscout.backends.base import SamplingParams
     from sqlscout.episode import EpisodeConfig
     from sqlscout.evaluation import EvalConfig, EvalMode
+    from sqlscout.evaluation.result_cache import ResultCache
     from sqlscout.evaluation.run import describe_environment, run_eval, runner_source, select_tasks
     from sqlscout.runner import RunMode, Runner, RunnerConfig
 
@@ -120,7 +122,11 @@ def eval_command(
         episode = replace(
             base_episode,
             schema=schema,
-            **{k: v for k, v in {"max_rounds": max_rounds, "token_budget": token_budget}.items() if v is not None},
+            **{
+                k: v
+                for k, v in {"max_rounds": max_rounds, "token_budget": token_budget, "max_turn_tokens": max_turn_tokens}.items()
+                if v is not None
+            },
         )
         config = EvalConfig(
             benchmark=benchmark, model=model, data=str(data) if data else None, backend=getattr(loaded, "name", backend),
@@ -140,13 +146,16 @@ def eval_command(
         environment["backend"] = describe()
     with loaded, Runner(loaded, runner_config) as runner:
         try:
-            outcome = _run_with_progress(run_eval, tasks, config, runner_source(runner, tasks, samples), out, resume, environment)
+            source = runner_source(runner, tasks, samples)
+            outcome = _run_with_progress(run_eval, tasks, config, source, out, resume, environment, ResultCache(cache_dir))
         except SqlscoutError as exc:
             fail(str(exc))
     _print_summary(outcome.records, config.parameters, out)
 
 
-def _run_with_progress(run_eval: Any, tasks: list, config: Any, source: Any, out: Path, resume: bool, environment: dict) -> Any:
+def _run_with_progress(
+    run_eval: Any, tasks: list, config: Any, source: Any, out: Path, resume: bool, environment: dict, cache: Any
+) -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
     columns = (
@@ -166,7 +175,10 @@ def _run_with_progress(run_eval: Any, tasks: list, config: Any, source: Any, out
         def finished(record: Any, progress: Any) -> None:
             bar.update(handle, completed=progress.done, accuracy=_acc(progress.accuracy))
 
-        return run_eval(tasks, config, source, out, resume=resume, environment=environment, on_start=started, on_record=finished)
+        return run_eval(
+            tasks, config, source, out, resume=resume, environment=environment, on_start=started, on_record=finished,
+            result_cache=cache,
+        )
 
 
 def _acc(value: Optional[float]) -> str:

@@ -37,7 +37,8 @@ from sqlscout.evaluation.store import RunDir
 from sqlscout.policy import Policy, run_episode
 from sqlscout.runner import Runner
 from sqlscout.sandbox import Database
-from sqlscout.scoring import ExecResult, execute_for_scoring, score_sql
+from sqlscout.evaluation.result_cache import ResultCache
+from sqlscout.scoring import ExecResult, Verdict, execute_for_scoring, score_sql
 from sqlscout.task import Task
 
 __all__ = [
@@ -45,7 +46,7 @@ __all__ = [
     "Job",
     "Progress",
     "RunOutcome",
-    "Scorer",
+    "GoldScorer",
     "describe_environment",
     "plan_jobs",
     "policy_source",
@@ -162,11 +163,14 @@ def _git_commit(where: Path) -> str | None:
     return head + ("-dirty" if dirty else "") if head else None
 
 
-class Scorer:
-    """Scores finished episodes against their gold query; each gold result is computed
-    once per (database, gold SQL) and reused by every sample of the question."""
+class GoldScorer:
+    """Scores finished episodes against their gold query. Each gold result is computed
+    once per (database, gold SQL) and shared by every sample of the question; with a
+    :class:`ResultCache` it is also kept on disk (the cache ``sqlscout score`` uses),
+    so a later run on the same benchmark never runs a gold query again."""
 
-    def __init__(self) -> None:
+    def __init__(self, cache: ResultCache | None = None) -> None:
+        self.cache = cache
         self._dbs: dict[Path, Database] = {}
         self._gold: dict[tuple[Path, str], ExecResult] = {}
 
@@ -175,23 +179,36 @@ class Scorer:
             self._dbs[path] = Database(path)
         return self._dbs[path]
 
-    def score(self, result: EpisodeResult) -> tuple[Any, ResultPreview | None, ResultPreview | None]:
+    def gold(self, path: Path, sql: str) -> ExecResult:
+        key = (path, sql)
+        if key not in self._gold:
+            found = None
+            if self.cache is not None:
+                db_hash = self.cache.database_hash(path)
+                found = self.cache.get(db_hash, sql)
+            if found is None:
+                found = execute_for_scoring(self.database(path), sql)
+                if self.cache is not None:
+                    self.cache.put_many([(db_hash, sql, found)])
+            self._gold[key] = found
+        return self._gold[key]
+
+    def score(self, result: EpisodeResult) -> tuple[Verdict | None, ResultPreview | None, ResultPreview | None]:
         """(verdict, predicted-result preview, gold-result preview); no verdict without gold."""
         task = result.task
         db = self.database(task.db_path)
         if not task.gold_sql:
             pred = execute_for_scoring(db, result.final_sql)
             return None, ResultPreview.of(pred), None
-        gold_key = (task.db_path, task.gold_sql)
-        if gold_key not in self._gold:
-            self._gold[gold_key] = execute_for_scoring(db, task.gold_sql)
-        scored = score_sql(db, result.final_sql, task.gold_sql, gold=self._gold[gold_key])
+        scored = score_sql(db, result.final_sql, task.gold_sql, gold=self.gold(task.db_path, task.gold_sql))
         return scored.verdict, ResultPreview.of(scored.pred), ResultPreview.of(scored.gold)
 
     def close(self) -> None:
         for db in self._dbs.values():
             db.close()
         self._dbs.clear()
+        if self.cache is not None:
+            self.cache.close()
 
 
 def policy_source(
@@ -276,6 +293,7 @@ def run_eval(
     on_start: Callable[[Progress], None] | None = None,
     on_record: Callable[[EpisodeRecord, Progress], None] | None = None,
     max_backend_errors: int = 32,
+    result_cache: ResultCache | None = None,
 ) -> RunOutcome:
     """Run (or continue) an evaluation and stream every scored episode to ``out``.
 
@@ -284,7 +302,8 @@ def run_eval(
     stored settings must equal ``config`` (else :class:`ConfigError` lists the
     differences). ``environment`` is this invocation's provenance (default:
     :func:`describe_environment`). After ``max_backend_errors`` backend failures in a
-    row the run stops with :class:`BackendError` (what ran is kept).
+    row the run stops with :class:`BackendError` (what ran is kept). ``result_cache``
+    keeps gold results on disk between runs.
     """
     run = out if isinstance(out, RunDir) else RunDir(out)
     jobs = plan_jobs(tasks, config.samples)
@@ -296,7 +315,7 @@ def run_eval(
         progress.add(record)
     if on_start is not None:
         on_start(progress)
-    scorer = Scorer()
+    scorer = GoldScorer(result_cache)
     written: list[EpisodeRecord] = []
     failing = 0
     started = time.perf_counter()
