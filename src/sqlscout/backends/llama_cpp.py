@@ -180,6 +180,10 @@ class LlamaCppBackend(Backend):
         """Token ids of ``text`` (no BOS; special-token text maps to its id)."""
         return list(self._model.tokenize(text.encode("utf-8"), add_bos=False, special=True))
 
+    @property
+    def parameters(self) -> int | None:
+        return int(self._model.n_params()) if getattr(self, "_model", None) is not None else None
+
     def detokenize(self, ids: Sequence[int]) -> str:
         return self._model.detokenize(list(ids), special=True).decode("utf-8", errors="replace")
 
