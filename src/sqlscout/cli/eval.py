@@ -29,7 +29,7 @@ def _apply_condition(tasks: list, condition: str, cache_dir: Path, seed: int) ->
     return apply_condition(tasks, condition, cache_dir, seed=seed)
 
 
-def _load_backend(model: str, backend: Optional[str], max_batch: int, token_budget: int) -> Any:
+def _load_backend(model: str, backend: Optional[str], max_batch: int, token_budget: int, threads: Optional[int]) -> Any:
     """The backend for ``model``, sized for ``max_batch`` episodes in flight."""
     from sqlscout.models import load_backend, resolve_model
 
@@ -39,7 +39,7 @@ def _load_backend(model: str, backend: Optional[str], max_batch: int, token_budg
     if chosen == "llama-cpp":
         # One cache slot per episode in flight, each large enough for a whole episode, so
         # every turn reuses its episode's prefix instead of evaluating it again.
-        options = {"slots": max_batch, "n_ctx": min(max_batch * token_budget, 262_144)}
+        options = {"slots": max_batch, "n_ctx": min(max_batch * token_budget, 262_144), "n_threads": threads}
     return load_backend(model, chosen, **options)
 
 
@@ -75,6 +75,7 @@ def eval_command(
     cache_dir: Path = typer.Option(DEFAULT_CACHE, help="Where SQaLe and schema-condition databases are built, and gold results kept (shared with sqlscout score)."),
     max_batch: int = typer.Option(8, help="Episodes generated together."),
     tool_workers: int = typer.Option(4, help="Threads running tool calls."),
+    threads: Optional[int] = typer.Option(None, help="CPU threads for llama-cpp (default: all cores; 1 is faster on a busy machine)."),
     resume: bool = typer.Option(False, help="Continue the run in --out (same settings required)."),
 ) -> None:
     """Run a model on a benchmark; every episode streams to OUT/episodes.jsonl as it ends."""
@@ -111,7 +112,7 @@ def eval_command(
         preset = resolve_model(model).preset
         base_sampling = preset.sampling if preset is not None else SamplingParams()
         base_episode = preset.episode if preset is not None else EpisodeConfig()
-        loaded = _load_backend(model, backend, max_batch, token_budget or base_episode.token_budget)
+        loaded = _load_backend(model, backend, max_batch, token_budget or base_episode.token_budget, threads)
     except SqlscoutError as exc:
         fail(str(exc))
     try:
@@ -140,7 +141,7 @@ def eval_command(
     except SqlscoutError as exc:
         loaded.close()
         fail(str(exc))
-    environment = {**describe_environment(), "max_batch": max_batch, "tool_workers": tool_workers}
+    environment = {**describe_environment(), "max_batch": max_batch, "tool_workers": tool_workers, "threads": threads}
     describe = getattr(loaded, "describe", None)
     if callable(describe):
         environment["backend"] = describe()
