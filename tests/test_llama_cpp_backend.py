@@ -80,6 +80,17 @@ def test_interleaved_episodes_keep_their_own_prefixes(llama_backend: LlamaCppBac
     assert llama_backend.stats.reused_tokens - before == len(a) + len(ga.token_ids) - 1
 
 
+def test_samples_of_one_prompt_share_its_cells(llama_backend: LlamaCppBackend) -> None:
+    prompt = llama_backend.tokenize(_prompt(llama_backend, "Pick a random colour and name it."))
+    params = SamplingParams(max_tokens=3, stop=("<|im_end|>",))
+    before = llama_backend.stats.reused_tokens, llama_backend.stats.evaluated_tokens
+    group = llama_backend.generate([GenerationRequest(params.with_(seed=s), prompt_ids=prompt) for s in range(3)])
+    assert all(g.error is None for g in group)
+    # The first sample evaluates the prompt; the other two share its cells.
+    assert llama_backend.stats.reused_tokens - before[0] >= 2 * (len(prompt) - 1)
+    assert llama_backend.stats.evaluated_tokens - before[1] <= len(prompt) + 2 + 3 * 3
+
+
 def test_batched_requests_agree_with_one_by_one_under_greedy(llama_backend: LlamaCppBackend) -> None:
     prompts = [_prompt(llama_backend, q) for q in ("What is 2+2? Answer with a number.", "Spell 'cat' backwards.")]
     params = GREEDY.with_(max_tokens=6)

@@ -5,7 +5,8 @@ reply plus the tool results. Re-reading the whole transcript every turn would ma
 episode quadratic in its length, so the backend keeps each recent sequence's tokens in
 the KV cache. It holds one llama.cpp context with ``slots`` sequences sharing
 ``n_ctx`` cells (a unified KV cache); a request goes to the slot whose cached tokens
-share the longest prefix with its prompt, and only the new suffix is evaluated.
+share the longest prefix with its prompt, and only the new suffix is evaluated; when
+another slot holds a longer prefix (samples of one prompt), its cells are shared.
 Requests of one :meth:`LlamaCppBackend.generate` call decode together, one token per
 sequence per step, in a single llama.cpp batch.
 
@@ -257,10 +258,18 @@ class LlamaCppBackend(Backend):
 
     def _prefill(self, job: _Job, taken: set[int]) -> None:
         slot, ids = job.slot, job.prompt_ids
-        keep = _common_prefix(slot.ids, ids)
-        keep = min(keep, len(ids) - 1)  # the last prompt token is re-evaluated for its logits
+        keep = min(_common_prefix(slot.ids, ids), len(ids) - 1)  # the last token is re-read for its logits
         self._lib.llama_memory_seq_rm(self._memory, slot.seq_id, keep, -1)
         del slot.ids[keep:]
+        donor = max(self._slots, key=lambda s: _common_prefix(s.ids, ids))
+        shared = min(_common_prefix(donor.ids, ids), len(ids) - 1)
+        if shared > keep:
+            # Another sequence holds a longer prefix (a GRPO group's samples share their
+            # prompt): share its cells instead of evaluating the same tokens again.
+            self._lib.llama_memory_seq_rm(self._memory, slot.seq_id, -1, -1)
+            self._lib.llama_memory_seq_cp(self._memory, donor.seq_id, slot.seq_id, 0, shared)
+            slot.ids[:] = donor.ids[:shared]
+            keep = shared
         self.stats.prompt_tokens += len(ids)
         self.stats.reused_tokens += keep
         suffix = ids[keep:]
