@@ -69,6 +69,7 @@ def score_command(
             "format": read.source,
             "unanswered": unanswered,
             "gold_cache_hits": run.gold_cache_hits,
+            "gold_repeats": run.gold_repeats,
             "gold_runs": run.gold_runs,
             "workers": run.workers,
             "elapsed_s": round(run.elapsed_s, 3),
@@ -79,7 +80,7 @@ def score_command(
     notes = [f"{summary.semantics.value} semantics", ", ".join(f"{k} {v}" for k, v in summary.outcomes.items())]
     if unanswered:
         notes.append(f"{unanswered} questions had no prediction (counted wrong)")
-    notes.append(f"gold from cache {run.gold_cache_hits}/{run.gold_cache_hits + run.gold_runs}")
+    notes.append(f"gold queries: {run.gold_runs} run, {run.gold_cache_hits} from cache, {run.gold_repeats} repeated")
     notes.append(f"{run.elapsed_s:.2f} s on {run.workers} process{'es' if run.workers > 1 else ''}")
     console.print("  ".join(notes), markup=False, soft_wrap=True)
 

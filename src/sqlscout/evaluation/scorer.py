@@ -28,7 +28,7 @@ import multiprocessing
 import os
 import threading
 import time
-from collections import OrderedDict, defaultdict
+from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
@@ -132,8 +132,9 @@ class ScoreRun:
     predictions: Sequence[Prediction]
     verdicts: list[Verdict]
     semantics: Semantics
-    gold_cache_hits: int = 0
-    gold_runs: int = 0
+    gold_cache_hits: int = 0  # gold results read from the cache
+    gold_repeats: int = 0  # the same gold query as the question before, on the same database
+    gold_runs: int = 0  # gold queries executed
     elapsed_s: float = 0.0
     workers: int = 1
 
@@ -163,14 +164,14 @@ def score_predictions(
     if cache is not None:
         cache.close()  # workers open their own connections
     verdicts: list[Verdict | None] = [None] * len(predictions)
-    hits = runs = done = correct = 0
+    gold_sources: Counter[str] = Counter()
+    done = correct = 0
 
-    def take(results: list[tuple[int, Verdict, bool]]) -> None:
-        nonlocal hits, runs, done, correct
-        for index, verdict, cached in results:
+    def take(results: list[tuple[int, Verdict, str]]) -> None:
+        nonlocal done, correct
+        for index, verdict, source in results:
             verdicts[index] = verdict
-            hits += cached
-            runs += not cached
+            gold_sources[source] += 1
             correct += verdict.correct(config.semantics)
         done += len(results)
         if progress is not None:
@@ -179,8 +180,11 @@ def score_predictions(
     workers = min(config.pool_size(), len(jobs))
     if workers <= 1 or len(predictions) < _IN_PROCESS_BELOW:
         workers = 1
-        for job in jobs:
-            take(_score_job(job))
+        try:
+            for job in jobs:
+                take(_score_job(job))
+        finally:
+            _release()  # this process keeps running: close what the jobs opened
     else:
         context = _context()
         if context.get_start_method() == "fork":
@@ -194,7 +198,14 @@ def score_predictions(
                 take(results)
     assert all(v is not None for v in verdicts)
     return ScoreRun(
-        predictions, verdicts, config.semantics, hits, runs, time.perf_counter() - start, workers  # type: ignore[arg-type]
+        predictions,
+        verdicts,  # type: ignore[arg-type]
+        config.semantics,
+        gold_cache_hits=gold_sources[_CACHED],
+        gold_repeats=gold_sources[_REPEATED],
+        gold_runs=gold_sources[_RAN],
+        elapsed_s=time.perf_counter() - start,
+        workers=workers,
     )
 
 
@@ -258,7 +269,17 @@ def _database(path: str, config: SandboxConfig) -> Database:
     return db
 
 
-def _score_job(job: _Job) -> list[tuple[int, Verdict, bool]]:
+_CACHED, _REPEATED, _RAN = "cache", "repeat", "ran"
+
+
+def _release() -> None:
+    while _databases:
+        _databases.popitem()[1].close()
+    while _caches:
+        _caches.popitem()[1].close()
+
+
+def _score_job(job: _Job) -> list[tuple[int, Verdict, str]]:
     db = _database(job.db_path, SandboxConfig(timeout_s=job.timeout_s, max_rows=job.max_rows))
     cache = None
     if job.cache is not None and job.db_hash is not None:
@@ -292,13 +313,14 @@ def _score_job(job: _Job) -> list[tuple[int, Verdict, bool]]:
 
     for index, pred_sql, gold_sql in job.items:
         if last is not None and last[0] == gold_sql:
-            gold, cached = last[1], True
+            gold, source = last[1], _REPEATED
         else:
-            gold, cached = lookup(gold_sql, True)
-            assert gold is not None
+            found, cached = lookup(gold_sql, True)
+            assert found is not None
+            gold, source = found, _CACHED if cached else _RAN
             last = (gold_sql, gold)
         pred, _ = lookup(pred_sql, job.cache_predictions)
         scored = score_sql(db, pred_sql, gold_sql, gold=gold, pred=pred, timeout_s=job.timeout_s, max_rows=job.max_rows)
-        out.append((index, scored.verdict, cached))
+        out.append((index, scored.verdict, source))
     flush()
     return out
