@@ -376,8 +376,9 @@ class Episode:
             )
         parts: list[str] = []
         seen: dict[str, CallRecord] = {}
+        several = len(parsed.calls) > 1  # a lone call needs no identity (it costs a json.dumps)
         for call in parsed.calls:
-            key = call.key()
+            key = call.key() if several else ""
             if key in seen:
                 seen[key].repeats += 1
                 continue
