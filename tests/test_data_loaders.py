@@ -205,3 +205,25 @@ def test_bad_arguments_are_config_errors():
         load_tasks("sqale", None)
     with pytest.raises(ConfigError, match="missing_db"):
         load_tasks("spider", SPIDER, missing_db="ignore")
+
+
+DOCUMENTED = [
+    "sqlscout.data.records", "sqlscout.data.jsonl", "sqlscout.data.ddl", "sqlscout.data.subset",
+    "sqlscout.data.conditions", "sqlscout.data.spider_hardness", "sqlscout.evaluation.scorer",
+    "sqlscout.evaluation.result_cache", "sqlscout.evaluation.perturb",
+]
+
+
+@pytest.mark.parametrize("module_name", DOCUMENTED)
+def test_docstring_examples_run(module_name, data_dir, tmp_path, monkeypatch):
+    import doctest
+    import importlib
+
+    # Examples open ../shared/data/... as from a checkout's root.
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "data").symlink_to(data_dir, target_is_directory=True)
+    (tmp_path / "checkout").mkdir()
+    monkeypatch.chdir(tmp_path / "checkout")
+    module = importlib.import_module(module_name)
+    results = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert results.attempted > 0 and results.failed == 0
