@@ -141,6 +141,7 @@ def write_telemetry(path: Path, steps: int, torn: bool = False) -> None:
             "outcome/equivalent": 0.1 + 0.4 * t, "outcome/executable": 0.3, "outcome/parsable": 0.1,
             "outcome/invalid": 0.5 - 0.4 * t, "episode/rounds": 3 + 3 * t, "episode/tool_calls": 5 + 10 * t,
             "reward/mean": 0.5 + t, "kl": 0.001,
+            **({"eval/official": 0.2 + 0.3 * t, "eval/strict": 0.2 + 0.2 * t} if step % 10 == 0 else {}),
         }))
     text = "\n".join(lines) + "\n"
     (path / "telemetry.jsonl").write_text(text + ('{"step": ' if torn else ""))
@@ -155,10 +156,11 @@ def test_training_dir_report(tmp_path: Path, browser: Browser) -> None:
     first, last = [line for line in text.splitlines() if line.startswith("| steps ")]
     assert first.startswith("| steps 1–10 | 15.5% |") and last.startswith("| steps 31–40 | 45.5% |")
     page = html_path.read_text()
-    for chart in ("train-outcome-mix", "train-episode-shape", "train-reward"):
+    for chart in ("train-outcome-mix", "train-episode-shape", "train-reward", "train-eval"):
         assert f'id="{chart}"' in page
     browser.open(html_path.as_uri())
-    assert browser.evaluate("document.querySelectorAll('.training svg polyline').length") == 4 + 2 + 1
+    # Four outcome lines, rounds and calls, reward, and held-out accuracy under two semantics.
+    assert browser.evaluate("document.querySelectorAll('.training svg polyline').length") == 4 + 2 + 1 + 2
     assert browser.js_errors() == []
 
 

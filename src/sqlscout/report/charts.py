@@ -99,4 +99,10 @@ def train_charts(run: TrainRun) -> list[tuple[str, str]]:
     reward = [("reward mean", _column(steps, "reward/mean"))]
     if any(v is not None for v in reward[0][1]):
         charts.append(("train-reward", line_chart(f"{run.name}: mean reward", xs, reward)))
+    # Periodic held-out evaluation (the trainer logs eval/* on the steps where it ran).
+    evaluated = [s for s in steps if isinstance(s.get("eval/official"), (int, float))]
+    if evaluated:
+        eval_xs = [float(s["step"]) for s in evaluated]
+        series = [("official", _column(evaluated, "eval/official")), ("strict", _column(evaluated, "eval/strict"))]
+        charts.append(("train-eval", line_chart(f"{run.name}: held-out execution accuracy", eval_xs, series, percent=True)))
     return charts
