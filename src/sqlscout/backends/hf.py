@@ -29,7 +29,7 @@ from sqlscout.chat import ChatFormat, ChatML
 from sqlscout.errors import BackendError, ConfigError
 from sqlscout.tokens import TokenizerCounter
 
-__all__ = ["HFBackend", "HFConfig", "drop_quantization_config", "load_hf"]
+__all__ = ["HFBackend", "HFConfig", "drop_quantization_config", "load_hf", "sample_token", "sample_tokens"]
 
 
 @dataclass(frozen=True)
@@ -143,9 +143,12 @@ class HFBackend(Backend):
                 )
                 while True:
                     logits = out.logits[:, -1, :].float()
-                    for i, row in enumerate(rows):
-                        if not row.done:
-                            self._sample(row, logits[i])
+                    active = [i for i, row in enumerate(rows) if not row.done]
+                    tokens, logprobs = sample_tokens(
+                        logits[active], [rows[i].params for i in active], [rows[i].generator for i in active]
+                    )
+                    for i, token, logprob in zip(active, tokens, logprobs):
+                        self._record(rows[i], token, logprob)
                     if all(row.done for row in rows):
                         break
                     last = [row.ids[-1] if not row.done else self._pad_id for row in rows]
@@ -174,8 +177,7 @@ class HFBackend(Backend):
             for row, prompt in zip(rows, prompts)
         ]
 
-    def _sample(self, row: _Row, logits: Any) -> None:
-        token, logprob = sample_token(logits, row.params, row.generator)
+    def _record(self, row: _Row, token: int, logprob: float) -> None:
         row.ids.append(token)
         row.logprobs.append(logprob)
         if token in self._eos_ids:
@@ -218,42 +220,61 @@ class _Row:
 
 
 def sample_token(logits: Any, params: SamplingParams, generator: Any) -> tuple[int, float]:
-    """Draw one token from ``logits`` (1-D) under ``params``; return it and its log-probability
-    in the processed distribution (temperature, then top-k, then top-p).
-
-    Sampling happens on the CPU with ``generator`` so that a seed gives the same tokens on
-    any device and in any batch.
+    """Draw one token from 1-D ``logits``; see :func:`sample_tokens`.
 
     >>> import torch
     >>> g = torch.Generator().manual_seed(0)
     >>> sample_token(torch.tensor([0.0, 5.0, 1.0]), SamplingParams(temperature=0.0), g)[0]
     1
-    >>> token, lp = sample_token(torch.tensor([0.0, 5.0, 1.0]), SamplingParams(top_k=1), g)
-    >>> token, lp
+    >>> sample_token(torch.tensor([0.0, 5.0, 1.0]), SamplingParams(top_k=1), g)
     (1, 0.0)
+    """
+    tokens, logprobs = sample_tokens(logits.unsqueeze(0), [params], [generator])
+    return tokens[0], logprobs[0]
+
+
+def sample_tokens(logits: Any, params: Sequence[SamplingParams], generators: Sequence[Any]) -> tuple[list[int], list[float]]:
+    """Draw one token per row of ``logits`` (``[rows, vocab]``), each row under its own
+    settings; return the tokens and their log-probabilities in the processed
+    distribution (temperature, then top-k, then top-p, renormalised).
+
+    The cut-down of every row happens in one batched top-k; the draw itself happens on
+    the CPU with the row's own ``generator``, so a seed gives the same token on any
+    device and in any batch. Greedy rows (temperature 0) report the plain log-softmax.
     """
     import torch
 
-    if params.temperature == 0:
-        token = int(torch.argmax(logits))
-        return token, float(torch.log_softmax(logits, dim=-1)[token])
-    scaled = logits / params.temperature
-    vocab = scaled.shape[-1]
-    k = params.top_k if 0 < params.top_k < vocab else vocab
-    if k < vocab or params.top_p < 1.0:
-        values, indices = torch.topk(scaled, k)  # sorted, largest first
+    rows, vocab = logits.shape
+    greedy = [p.temperature == 0 for p in params]
+    ks = [p.top_k if 0 < p.top_k < vocab else vocab for p in params]
+    temps = torch.tensor([p.temperature if p.temperature > 0 else 1.0 for p in params], device=logits.device)
+    scaled = logits / temps[:, None]
+    width = max(ks)
+    if width < vocab or any(p.top_p < 1.0 for p in params):
+        values, indices = torch.topk(scaled, width, dim=-1)  # sorted, largest first
     else:
         values, indices = scaled, None
-    if params.top_p < 1.0:
-        probs = torch.softmax(values, dim=-1)
-        before = torch.cumsum(probs, dim=-1) - probs  # mass of the tokens ranked above
-        keep = int((before < params.top_p).sum().clamp(min=1))
-        values = values[:keep]
-        indices = indices[:keep] if indices is not None else None
+    rank = torch.arange(values.shape[-1], device=values.device)
+    cut = rank[None, :] >= torch.tensor(ks, device=values.device)[:, None]  # beyond the row's top-k
+    values = values.masked_fill(cut, float("-inf"))
+    top_p = torch.tensor([p.top_p for p in params], device=values.device)
+    probs = torch.softmax(values, dim=-1)
+    before = torch.cumsum(probs, dim=-1) - probs  # mass of the tokens ranked above
+    values = values.masked_fill((before >= top_p[:, None]) & (rank[None, :] > 0), float("-inf"))
     logprobs = torch.log_softmax(values, dim=-1).cpu()
-    choice = int(torch.multinomial(logprobs.exp(), 1, generator=generator))
-    token = int(indices[choice]) if indices is not None else choice
-    return token, float(logprobs[choice])
+    plain = torch.log_softmax(logits, dim=-1) if any(greedy) else None
+    tokens: list[int] = []
+    out: list[float] = []
+    for row in range(rows):
+        if greedy[row]:
+            token = int(torch.argmax(logits[row]))
+            tokens.append(token)
+            out.append(float(plain[row, token]))  # type: ignore[index]
+            continue
+        choice = int(torch.multinomial(logprobs[row].exp(), 1, generator=generators[row]))
+        tokens.append(int(indices[row, choice]) if indices is not None else choice)
+        out.append(float(logprobs[row, choice]))
+    return tokens, out
 
 
 def _cache_of(output: Any) -> Any:
