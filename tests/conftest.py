@@ -84,3 +84,16 @@ def llama_backend(qwen05_gguf: Path):
     backend = LlamaCppBackend(qwen05_gguf, LlamaCppConfig(n_ctx=8192, slots=4, n_threads=1))
     yield backend
     backend.close()
+
+
+@pytest.fixture
+def one_torch_thread():
+    """One intra-op torch thread for the test: on a small shared CPU, batched kernels (e.g.
+    the triangular solves of Qwen3.5's linear attention) slow down by ~50x when their
+    threads compete with other processes."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

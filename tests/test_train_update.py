@@ -21,6 +21,9 @@ from sqlscout.train.update import grpo_update, micro_batches, pad_batch
 from conftest import CHINOOK
 
 
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+
 def tiny_model(vocab: int = 64, seed: int = 0) -> torch.nn.Module:
     from transformers import AutoConfig, AutoModelForCausalLM
 

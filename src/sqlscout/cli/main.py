@@ -9,6 +9,7 @@ from sqlscout.cli import eval as eval_cli
 from sqlscout.cli import explore
 from sqlscout.cli import report as report_cli
 from sqlscout.cli import score as score_cli
+from sqlscout.cli import train as train_cli
 
 app = typer.Typer(
     name="sqlscout",
@@ -22,6 +23,7 @@ eval_cli.register(app)
 report_cli.register(app)
 score_cli.register(app)
 ask_cli.register(app)
+train_cli.register(app)
 
 
 def main() -> None:  # pragma: no cover - console script shim

@@ -120,24 +120,30 @@ class DataConfig:
 
     Attributes:
         benchmark: ``sqale``, ``bird``, ``spider``, ``spider-dk`` or ``jsonl``.
-        path: the benchmark's file or folder (SQaLe: a local parquet folder or the hub).
-        split: e.g. ``train``, ``dev``, ``test`` (what the loader offers).
+        path: the benchmark's file or folder (SQaLe: a local parquet folder; null: the hub).
+        split: e.g. ``train``, ``dev``, ``test`` (null: the loader's default).
         difficulties: keep only these difficulties (empty: all).
         phrasings: SQaLe phrasing styles to keep (empty: all).
         db_ids: keep only questions on these databases (empty: all).
         limit: at most this many questions after filtering (None: all).
         require_gold_rows: drop questions whose gold SQL fails or times out when loaded
-            (a reward needs a gold result).
+            (a reward needs a gold result); costs one execution per question.
+        evidence: show BIRD-style evidence notes when the benchmark has them.
+        db_root: where the databases are when not in the benchmark's own layout.
+        cache_dir: where SQaLe's databases are materialised (required for SQaLe).
     """
 
     benchmark: str = "sqale"
     path: str | None = None
-    split: str = "train"
+    split: str | None = "train"
     difficulties: tuple[str, ...] = ()
     phrasings: tuple[str, ...] = ()
     db_ids: tuple[str, ...] = ()
     limit: int | None = None
     require_gold_rows: bool = True
+    evidence: bool = True
+    db_root: str | None = None
+    cache_dir: str | None = None
 
     def __post_init__(self) -> None:
         _one_of("benchmark", self.benchmark, ("sqale", "bird", "spider", "spider-dk", "jsonl"))

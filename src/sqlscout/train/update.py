@@ -202,7 +202,7 @@ def _micro_step(
     if live:
         n = int(logp.numel())
         totals["loss"] += float(loss.detach()) / world
-        totals["kl"] += float(pieces.kl.sum())
+        totals["kl"] += float(pieces.kl.detach().sum())
         totals["clip"] += float(pieces.clipped.sum())
         totals["entropy"] += float(entropy.sum()) if entropy is not None else 0.0
         totals["isw"] += float(pieces.is_weight.sum())

@@ -1,0 +1,53 @@
+"""Periodic evaluation on held-out questions, through the evaluator.
+
+Each evaluation is an ordinary evaluator run directory (``OUT/eval/step-NNNNNN``:
+``config.json`` + ``episodes.jsonl``), so ``sqlscout report`` reads it like any other
+run, and its metrics come from the evaluator's own :func:`compute_metrics`.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+from pathlib import Path
+from typing import Any, Sequence
+
+from sqlscout.backends.base import Backend
+from sqlscout.evaluation import EvalConfig as EvaluatorConfig
+from sqlscout.evaluation import compute_metrics, run_eval
+from sqlscout.evaluation.run import runner_source
+from sqlscout.runner import Runner, RunnerConfig
+from sqlscout.task import Task
+
+__all__ = ["evaluate"]
+
+
+def evaluate(
+    backend: Backend,
+    tasks: Sequence[Task],
+    runner_config: RunnerConfig,
+    out: Path,
+    *,
+    benchmark: str,
+    model: str,
+    seed: int,
+) -> dict[str, Any]:
+    """Run one episode per held-out question and return the ``eval/*`` telemetry keys."""
+    if out.exists():  # a run resumed past this step re-evaluates from scratch
+        shutil.rmtree(out)
+    config = dataclasses.replace(runner_config, seed=seed)
+    settings = EvaluatorConfig(
+        benchmark=benchmark, model=model, backend=backend.name, episode=config.episode,
+        sampling=config.sampling, seed=seed, extra={"during": "training"},
+    )  # fmt: skip
+    with Runner(backend, config) as runner:
+        outcome = run_eval(list(tasks), settings, runner_source(runner, list(tasks), 1), out)
+    m = compute_metrics(outcome.records)
+    return {
+        "eval/official": m.accuracy.official,
+        "eval/strict": m.accuracy.strict,
+        "eval/executable": m.executes_rate,
+        "eval/rounds": m.rounds_mean,
+        "eval/tool_calls": m.tool_calls_mean,
+        "eval/questions": m.n_questions,
+    }

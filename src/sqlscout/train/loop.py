@@ -1,0 +1,326 @@
+"""GRPO for agentic text-to-SQL: the training loop.
+
+Each step draws questions with the length curriculum, plays a group of episodes per
+question against the real databases, rewards them with the evaluator's own scoring,
+and takes one policy-gradient step on the tokens the model wrote. Where it departs
+from textbook GRPO (Shao et al., 2024), and why:
+
+1. **Multi-turn episodes.** A sample is a whole episode — up to 6 tool rounds and a
+   final answer — and only the model's own tokens are trained (``mask.py``: tool
+   results, budget lines and the forced final message are masked).
+2. **Advantage = reward − group mean**, no division by the group's std (it inflates
+   groups whose rewards barely differ); a group with equal rewards carries no signal
+   and is left out of the update — or dropped and replaced by fresh questions
+   (``rollout.equal_groups: resample``, DAPO's dynamic sampling).
+3. **Asymmetric clip** 0.2 / 0.28 (DAPO's clip-higher keeps unlikely good tokens
+   learnable) on a token-level surrogate.
+4. **Ratio to the sampler, truncated.** The sampler's log-probabilities come back with
+   every token; a truncated importance weight min(pi_old / pi_sampler, 2) corrects for
+   the sampler computing slightly different probabilities than the trainer (TIS).
+5. **Constant normaliser.** The loss is the sum over tokens / 1024, averaged over
+   episodes (Dr. GRPO): no length bias from per-episode means.
+6. **k3 KL** to the frozen starting policy, its coefficient adapted to hold 0.005 per token.
+7. **Length curriculum** on which questions are drawn (``curriculum.py``).
+8. **One update per batch** (on-policy): AdamW, cosine schedule with 5 % warmup.
+
+Everything else — checkpoints, telemetry, evaluation — is in its own module; this file
+is the loop.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from sqlscout.errors import ConfigError
+from sqlscout.train.config import TrainConfig, config_to_dict
+
+__all__ = ["TrainRun", "train"]
+
+StepCallback = Callable[[dict[str, Any]], None]
+
+
+@dataclass
+class TrainRun:
+    """What a finished run leaves: its directory and the last step's telemetry."""
+
+    out: Path
+    steps: int
+    last: dict[str, Any]
+
+
+def train(
+    config: TrainConfig,
+    *,
+    resume: bool = True,
+    backend: Any = None,
+    on_start: Callable[[int, int], None] | None = None,
+    on_step: StepCallback | None = None,
+) -> TrainRun:
+    """Train as ``config`` says; continue from the latest checkpoint in ``config.out``
+    when ``resume`` (exactly: the remaining steps equal an uninterrupted run's).
+
+    ``backend`` replaces the sampler (tests pass a scripted one); by default episodes
+    are sampled from the policy itself (``rollout.backend``). ``on_step`` gets each
+    step's telemetry row after its checkpoint, if any, is written.
+    """
+    from accelerate import Accelerator
+    from accelerate.utils import set_seed
+
+    from sqlscout.backends.base import SamplingParams
+    from sqlscout.runner import Runner, RunnerConfig
+    from sqlscout.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+    from sqlscout.train.curriculum import LengthCurriculum
+    from sqlscout.train.kl import KLController
+    from sqlscout.train.mask import train_sample
+    from sqlscout.train.model import build_policy, resolve_precision
+    from sqlscout.train.optim import build_optimizer
+    from sqlscout.train.questions import length_keys, load_questions, split_held_out
+    from sqlscout.train.rollout import GoldCache
+    from sqlscout.train.sampler import Sampler
+    from sqlscout.train.telemetry import Telemetry
+    from sqlscout.train.update import grpo_update
+
+    out = Path(config.out)
+    precision = resolve_precision(config.model.precision)
+    accelerator = Accelerator(mixed_precision="bf16" if precision == "bf16" else "no", step_scheduler_with_optimizer=False)
+    set_seed(config.seed)
+
+    # -- the policy, its questions, its optimizer ---------------------------------
+    kl = KLController(config.kl)
+    policy = build_policy(config.model, kl_enabled=kl.enabled, seed=config.seed)
+    pool, held_out = _questions(config, load_questions, split_held_out)
+    if config.rollout.questions_per_step > len(pool):
+        raise ConfigError(f"rollout.questions_per_step ({config.rollout.questions_per_step}) exceeds the {len(pool)} training questions")
+    curriculum = LengthCurriculum(length_keys(pool, config.curriculum.key, policy.tokenizer), config.curriculum, config.seed)
+    optimizer, scheduler = build_optimizer(policy.model.parameters(), config.optim, config.steps)
+    model, optimizer, scheduler = accelerator.prepare(policy.model, optimizer, scheduler)
+    if policy.reference_model is not None:
+        policy.reference_model.to(accelerator.device)
+    temperature = config.loss.temperature or config.rollout.temperature
+    reference = policy.reference_fn(temperature, wrapped=model) if kl.enabled else None
+
+    # -- where episodes come from -------------------------------------------------
+    sampler = Sampler(config.rollout, model, policy.tokenizer, accelerator, out, config.seed, backend=backend)
+    sampling = SamplingParams(temperature=config.rollout.temperature, top_p=config.rollout.top_p, top_k=config.rollout.top_k)
+    runner_config = RunnerConfig(
+        episode=config.rollout.episode_config(), sampling=sampling,
+        max_batch=config.rollout.max_batch, tool_workers=config.rollout.tool_workers, seed=config.seed,
+    )  # fmt: skip
+    runner = Runner(sampler.backend, runner_config)
+    gold = GoldCache()
+
+    # -- resume ---------------------------------------------------------------------
+    start = 0
+    checkpoint = latest_checkpoint(out) if resume else None
+    if checkpoint is not None:
+        state = load_checkpoint(accelerator, checkpoint)
+        start = int(state["step"])
+        curriculum.load_state_dict(state["curriculum"])
+        kl.load_state_dict(state["kl"])
+        sampler.sync()
+    if accelerator.is_main_process:
+        out.mkdir(parents=True, exist_ok=True)
+        _write_config(out, config)
+    telemetry = Telemetry(
+        out, start_step=start, tensorboard=config.telemetry.tensorboard, wandb=config.telemetry.wandb,
+        wandb_project=config.telemetry.wandb_project, config=config_to_dict(config), enabled=accelerator.is_main_process,
+    )  # fmt: skip
+    if on_start is not None:
+        on_start(start, config.steps)
+
+    row: dict[str, Any] = {}
+    for step in range(start, config.steps):
+        began = time.perf_counter()
+
+        # 1. Experience: a group per question, scored, with advantages.
+        lr = scheduler.get_last_lr()[0]
+        groups, drawn = _experience(step, config, pool, curriculum, runner, gold, accelerator)
+        rolled = time.perf_counter()
+
+        # 2. One policy update on the episodes whose group carries signal.
+        samples = [
+            train_sample(r.token_ids, r.segments, r.logprobs, advantage)
+            for g in groups if not g.uniform
+            for r, advantage in zip(g.rollouts, g.advantages)
+        ]  # fmt: skip
+        stats = grpo_update(
+            model, optimizer, scheduler, samples, config.loss,
+            temperature=temperature, kl_coef=kl.coef, reference=reference, pad_id=policy.pad_id,
+            micro_batch_tokens=config.optim.micro_batch_tokens, mini_batches=config.optim.mini_batches,
+            max_grad_norm=config.optim.max_grad_norm, accelerator=accelerator,
+        )  # fmt: skip
+        kl_used = kl.coef
+        if stats.tokens:
+            kl.update(_mean_over_processes(stats.kl, accelerator))
+        sampler.sync()
+        updated = time.perf_counter()
+
+        # 3. Telemetry, evaluation, checkpoint.
+        row = _step_row(step + 1, groups, drawn, stats, curriculum, lr, kl_used, began, rolled, updated, accelerator)
+        done = step + 1
+        if config.eval.every and held_out and (done % config.eval.every == 0 or done == config.steps):
+            row.update(_evaluate(config, sampler, held_out, runner_config, out, done, accelerator))
+        telemetry.log(row)
+        if config.telemetry.save_episodes and accelerator.is_main_process:
+            _append_episodes(out, done, groups)
+        if (config.checkpoint.every and done % config.checkpoint.every == 0) or done == config.steps:
+            state = {"curriculum": curriculum.state_dict(), "kl": kl.state_dict()}
+            save_checkpoint(accelerator, model, policy.tokenizer, out, done, state, keep=config.checkpoint.keep)
+        if on_step is not None and accelerator.is_main_process:
+            on_step(row)
+
+    telemetry.close()
+    runner.close()
+    sampler.close()
+    accelerator.end_training()
+    return TrainRun(out, config.steps, row)
+
+
+# -- the pieces of a step -----------------------------------------------------------
+
+
+def _experience(step: int, config: TrainConfig, pool: list[Any], curriculum: Any, runner: Any, gold: Any,
+                accelerator: Any) -> tuple[list[Any], list[int]]:  # fmt: skip
+    """Draw this step's questions, roll out and score their groups (this process's share).
+
+    With ``equal_groups: resample``, groups with equal rewards are replaced by fresh
+    draws up to ``max_resample_rounds`` times; every process draws the same indices
+    (the curriculum's state stays identical everywhere) and keeps its own share.
+    """
+    from sqlscout.train.rollout import collect_groups
+
+    rollout = config.rollout
+    reward = config.reward.build()
+    wanted = rollout.questions_per_step
+    drawn: list[int] = []
+    kept: list[Any] = []
+    seen: list[Any] = []
+    for round_ in range(1 + (rollout.max_resample_rounds if rollout.equal_groups == "resample" else 0)):
+        n = min(wanted, len(curriculum))
+        indices = curriculum.draw(step, n)
+        drawn += indices
+        mine = indices[accelerator.process_index :: accelerator.num_processes]
+        groups = collect_groups(
+            runner, [pool[i] for i in mine], mine,
+            group_size=rollout.group_size, seed=_seed(config.seed, step, round_, accelerator.process_index),
+            reward=reward, scale_by_std=config.loss.advantage_std, gold=gold,
+        )  # fmt: skip
+        seen += groups
+        kept += [g for g in groups if not g.uniform] if rollout.equal_groups == "resample" else groups
+        if rollout.equal_groups == "keep":
+            break
+        wanted = _sum_over_processes(sum(1 for g in groups if g.uniform), accelerator)
+        if wanted == 0:
+            break
+    if rollout.equal_groups == "resample":
+        # Telemetry describes every episode played; the update uses the informative ones.
+        kept += [g for g in seen if g.uniform]
+    return kept, drawn
+
+
+def _seed(seed: int, step: int, round_: int, process: int) -> int:
+    """A distinct sampling seed per (run seed, step, resample round, process)."""
+    digest = hashlib.blake2b(f"{seed}:{step}:{round_}:{process}".encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") % (2**31 - 1)
+
+
+def _questions(config: TrainConfig, load: Callable[..., Any], split: Callable[..., Any]) -> tuple[list[Any], list[Any]]:
+    """(training pool, held-out questions for periodic evaluation)."""
+    pool = load(config.data)
+    if config.eval.data is not None:
+        held = load(config.eval.data)
+    else:
+        pool, held = split(pool, config.eval.held_out, config.seed)
+    return pool, held[: config.eval.questions]
+
+
+def _step_row(step: int, groups: list[Any], drawn: list[int], stats: Any, curriculum: Any, lr: float, kl_coef: float,
+              began: float, rolled: float, updated: float, accelerator: Any) -> dict[str, Any]:  # fmt: skip
+    from sqlscout.train.telemetry import episode_summaries, rollout_metrics
+
+    episodes = episode_summaries(groups)
+    if accelerator.num_processes > 1:
+        from accelerate.utils import gather_object
+
+        episodes = gather_object(episodes)
+    elapsed = updated - began
+    row = {"step": step, **rollout_metrics(episodes)}
+    row.update(
+        {
+            "kl": _mean_over_processes(stats.kl, accelerator),
+            "kl_coef": kl_coef,
+            "clip_frac": _mean_over_processes(stats.clip_frac, accelerator),
+            "entropy": _mean_over_processes(stats.entropy, accelerator),
+            "is_weight": _mean_over_processes(stats.is_weight, accelerator),
+            "loss": stats.loss,
+            "grad_norm": stats.grad_norm,
+            "tokens/trained": float(_sum_over_processes(stats.tokens, accelerator)),
+            "curriculum/mean_key": curriculum.mean_key(drawn),
+            "curriculum/beta": curriculum.beta(step - 1),
+            "curriculum/epoch": curriculum.epoch,
+            "lr": lr,
+            "throughput/tokens_per_s": row["tokens/generated"] / elapsed if elapsed > 0 else 0.0,
+            "time/rollout_s": rolled - began,
+            "time/update_s": updated - rolled,
+            "time/step_s": elapsed,
+        }
+    )
+    return row
+
+
+def _evaluate(config: TrainConfig, sampler: Any, held_out: list[Any], runner_config: Any, out: Path, step: int,
+              accelerator: Any) -> dict[str, Any]:  # fmt: skip
+    from dataclasses import replace
+
+    from sqlscout.train.evaluation import evaluate
+
+    metrics: dict[str, Any] = {}
+    if accelerator.is_main_process:
+        greedy = replace(runner_config, sampling=replace(runner_config.sampling, temperature=config.eval.temperature))
+        metrics = evaluate(
+            sampler.backend, held_out, greedy, out / "eval" / f"step-{step:06d}",
+            benchmark=(config.eval.data or config.data).benchmark, model=str(config.model.name_or_path or "random-init"),
+            seed=config.seed,
+        )  # fmt: skip
+    accelerator.wait_for_everyone()
+    return metrics
+
+
+def _append_episodes(out: Path, step: int, groups: list[Any]) -> None:
+    """A compact line per training episode (the full traces would dwarf the run)."""
+    with (out / "episodes.jsonl").open("a", encoding="utf-8") as f:
+        for g in groups:
+            for rollout, scored, reward in zip(g.rollouts, g.scored, g.rewards):
+                r = rollout.result
+                record = {
+                    "step": step, "question_id": g.task.question_id, "sample": rollout.sample,
+                    "reward": reward, "outcome": scored.verdict.outcome.value, "final_sql": r.final_sql,
+                    "rounds": len(r.rounds), "tool_calls": r.tool_calls, "stop_reason": r.stop_reason.value,
+                    "generated_tokens": r.generated_tokens,
+                }  # fmt: skip
+                f.write(json.dumps(record) + "\n")
+
+
+def _write_config(out: Path, config: TrainConfig) -> None:
+    import yaml
+
+    (out / "config.yaml").write_text(yaml.safe_dump(config_to_dict(config), sort_keys=False), encoding="utf-8")
+
+
+def _mean_over_processes(value: float, accelerator: Any) -> float:
+    if accelerator.num_processes == 1:
+        return float(value)
+    return _sum_over_processes(value, accelerator) / accelerator.num_processes
+
+
+def _sum_over_processes(value: float, accelerator: Any) -> float:
+    if accelerator.num_processes == 1:
+        return value
+    import torch
+
+    return float(accelerator.reduce(torch.tensor(float(value), device=accelerator.device), reduction="sum"))

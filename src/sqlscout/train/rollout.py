@@ -1,0 +1,94 @@
+"""A step's experience: a group of episodes per question, scored and rewarded.
+
+Rewards come from :mod:`sqlscout.scoring` — :func:`score_sql` and
+:func:`group_rewards`, the very functions the evaluator scores with — so what the
+policy is rewarded for and what it is evaluated on can never drift apart. Each
+question's gold result is executed once and reused for its whole group.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Sequence
+
+from sqlscout.runner import Rollout, Runner
+from sqlscout.scoring import ExecResult, RewardConfig, Scored, execute_for_scoring, group_rewards, score_sql
+from sqlscout.task import Task
+from sqlscout.train.advantages import group_advantages, is_uniform
+
+__all__ = ["Group", "GoldCache", "collect_groups"]
+
+
+@dataclass
+class Group:
+    """The episodes of one question, in sample order, with their scores."""
+
+    task: Task
+    pool_index: int  # the question's index in the training pool
+    rollouts: list[Rollout]
+    scored: list[Scored]
+    rewards: list[float]
+    advantages: list[float]
+
+    @property
+    def uniform(self) -> bool:
+        return is_uniform(self.rewards)
+
+
+class GoldCache:
+    """Gold results by (database file, gold SQL), least recently used evicted first."""
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._results: OrderedDict[tuple[Path, str], ExecResult] = OrderedDict()
+
+    def get(self, runner: Runner, task: Task) -> ExecResult:
+        key = (Path(task.db_path), task.gold_sql or "")
+        if key in self._results:
+            self._results.move_to_end(key)
+            return self._results[key]
+        result = execute_for_scoring(runner.database(task.db_path), task.gold_sql)
+        self._results[key] = result
+        if len(self._results) > self.size:
+            self._results.popitem(last=False)
+        return result
+
+
+def collect_groups(
+    runner: Runner,
+    tasks: Sequence[Task],
+    pool_indices: Sequence[int],
+    *,
+    group_size: int,
+    seed: int,
+    reward: RewardConfig,
+    scale_by_std: bool,
+    gold: GoldCache,
+) -> list[Group]:
+    """Roll out ``group_size`` episodes of every task, score them, and compute advantages.
+
+    ``seed`` seeds this batch's sampling (the loop passes one per step, so two steps
+    never replay the same random numbers).
+    """
+    runner.config = dataclasses.replace(runner.config, seed=seed)
+    by_task: list[list[Rollout | None]] = [[None] * group_size for _ in tasks]
+    for rollout in runner.run(list(tasks), samples=group_size):
+        by_task[rollout.index][rollout.sample] = rollout
+    groups = []
+    for task, pool_index, rollouts in zip(tasks, pool_indices, by_task):
+        done = [r for r in rollouts if r is not None]
+        assert len(done) == group_size, "the runner must finish every episode it starts"
+        db = runner.database(task.db_path)
+        gold_result = gold.get(runner, task)
+        scored = [
+            score_sql(db, r.result.final_sql, task.gold_sql or "", gold=gold_result, semantics=reward.semantics)
+            for r in done
+        ]
+        rewards = group_rewards([(s, r.result.final_sql) for s, r in zip(scored, done)], task.gold_sql or "", reward)
+        groups.append(
+            Group(task, pool_index, done, scored, rewards, group_advantages(rewards, scale_by_std=scale_by_std))
+        )
+    return groups

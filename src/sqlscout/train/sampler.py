@@ -1,0 +1,143 @@
+"""Where rollouts come from while training: the policy itself (hf backend) or a vLLM
+engine colocated on the same GPU whose weights are synced after every update.
+
+The hf backend samples with the very model being trained (no sync needed). vLLM is
+imported only when chosen (``rollout.backend: vllm``, or ``auto`` on a GPU where it is
+installed); it starts from the policy's initial weights saved under
+``OUT/sampler-init`` and receives the current weights by ``load_weights`` after each
+step — with LoRA, the adapters are merged for the copy and unmerged again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+from pathlib import Path
+from typing import Any, Iterator
+
+from sqlscout.backends.base import Backend
+from sqlscout.errors import ConfigError
+from sqlscout.train.config import RolloutConfig
+
+__all__ = ["Sampler", "choose_backend"]
+
+
+def choose_backend(config: RolloutConfig) -> str:
+    """``hf`` or ``vllm``: ``auto`` takes vLLM where it is installed and a GPU is present."""
+    if config.backend != "auto":
+        return config.backend
+    import torch
+
+    has_vllm = importlib.util.find_spec("vllm") is not None
+    return "vllm" if has_vllm and torch.cuda.is_available() else "hf"
+
+
+class Sampler:
+    """Owns the rollout backend and keeps its weights equal to the policy's.
+
+    ``backend``, when given, is used as is (its weights are not the policy's: tests).
+    """
+
+    def __init__(self, config: RolloutConfig, model: Any, tokenizer: Any, accelerator: Any, out: Path, seed: int,
+                 backend: Backend | None = None) -> None:  # fmt: skip
+        self.kind = "given" if backend is not None else choose_backend(config)
+        self.accelerator = accelerator
+        self.model = model  # as prepared by the accelerator
+        self.backend: Backend
+        if backend is not None:  # a fixed sampler (a scripted backend in tests): nothing to sync
+            self.backend = backend
+        elif self.kind == "hf":
+            self.backend = _hf_backend(accelerator.unwrap_model(model), tokenizer, accelerator, config, seed)
+        else:
+            self.backend = _vllm_backend(accelerator.unwrap_model(model), tokenizer, config, out, seed)
+
+    def sync(self) -> None:
+        """Push the policy's current weights to the sampler (a no-op for hf)."""
+        if self.kind == "vllm":
+            _sync_vllm(self.backend, self.accelerator.unwrap_model(self.model))
+
+    def close(self) -> None:
+        self.backend.close()
+
+
+def _hf_backend(model: Any, tokenizer: Any, accelerator: Any, config: RolloutConfig, seed: int) -> Backend:
+    from sqlscout.backends.hf import HFBackend, HFConfig
+
+    class PolicyBackend(HFBackend):
+        """Samples with the policy in the accelerator's precision (bf16 autocast on GPU)."""
+
+        name = "hf"
+
+        def generate(self, requests: Any) -> Any:
+            with accelerator.autocast():
+                return super().generate(requests)
+
+    return PolicyBackend(model, tokenizer, HFConfig(max_batch=config.max_batch, seed=seed))
+
+
+def _vllm_backend(model: Any, tokenizer: Any, config: RolloutConfig, out: Path, seed: int) -> Backend:
+    if importlib.util.find_spec("vllm") is None:
+        raise ConfigError("rollout.backend is vllm but vLLM is not installed; pip install vllm or use backend: hf")
+    try:
+        from sqlscout.backends.vllm import VLLMBackend, VLLMConfig
+    except ImportError:
+        raise ConfigError("this sqlscout has no vLLM backend module; use rollout.backend: hf") from None
+    init = Path(out) / "sampler-init"
+    if not (init / "config.json").exists():
+        with _merged(model) as plain:
+            plain.save_pretrained(str(init))
+        tokenizer.save_pretrained(str(init))
+    vllm_config = VLLMConfig(
+        gpu_memory_utilization=config.vllm_gpu_memory,
+        max_model_len=config.token_budget,
+        seed=seed,
+        enable_prefix_caching=True,
+    )
+    return VLLMBackend(str(init), vllm_config)
+
+
+@contextlib.contextmanager
+def _merged(model: Any) -> Iterator[Any]:
+    """The plain transformers model with any LoRA adapters merged in (unmerged after)."""
+    if hasattr(model, "merge_adapter"):
+        model.merge_adapter()
+        try:
+            yield model.get_base_model()
+        finally:
+            model.unmerge_adapter()
+    else:
+        yield model
+
+
+def _named_weights(model: Any) -> Iterator[tuple[str, Any]]:
+    """(name, tensor) in the plain model's naming: peft's wrappers and adapter tensors removed."""
+    for name, param in model.named_parameters():
+        if "lora_" in name or "modules_to_save" in name:
+            continue
+        name = name.replace(".base_layer", "").replace("_checkpoint_wrapped_module.", "")
+        yield name, param.data
+
+
+def _sync_vllm(backend: Any, model: Any) -> None:
+    """Load the policy's weights into the colocated engine and drop its now-stale prefix cache."""
+    llm = backend.llm
+    with _merged(model) as plain:
+        weights = list(_named_weights(plain))
+        engine_model = _engine_model(llm)
+        if engine_model is not None:
+            engine_model.load_weights(weights)
+        else:  # engines whose workers live in other processes
+            llm.collective_rpc(_load_weights_rpc, args=(weights,))
+    llm.reset_prefix_cache()
+
+
+def _engine_model(llm: Any) -> Any:
+    """The in-process model of a colocated engine, where the engine exposes it."""
+    try:
+        return llm.llm_engine.model_executor.driver_worker.model_runner.model
+    except AttributeError:
+        return None
+
+
+def _load_weights_rpc(worker: Any, weights: list[tuple[str, Any]]) -> None:
+    worker.model_runner.model.load_weights(weights)

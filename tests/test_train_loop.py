@@ -1,0 +1,178 @@
+"""The training loop end to end on real Spider databases: the tiny-cpu preset through
+the CLI, exact resume, equal-reward groups resampled."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from typer.testing import CliRunner
+
+from sqlscout.backends.offline_tokenizers import qwen3_5_tokenizer
+from sqlscout.backends.scripted import ScriptedBackend, ScriptTurn
+from sqlscout.cli.main import app
+from sqlscout.train.checkpoint import latest_checkpoint
+from sqlscout.train.config import config_from_dict, load_config
+from sqlscout.train.loop import train
+from sqlscout.train.telemetry import STEP_KEYS
+
+from conftest import SPIDER
+
+
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
+
+REPO = Path(__file__).resolve().parents[1]
+TINY = REPO / "configs" / "tiny-cpu.yaml"
+
+# What `sqlscout report` plots and the brief promises, per step.
+REQUIRED = {
+    "step", "outcome/equivalent", "outcome/executable", "outcome/parsable", "outcome/invalid", "episode/rounds",
+    "episode/tool_calls", "episode/calls_per_round", "reward/mean", "reward/std", "kl", "kl_coef", "clip_frac",
+    "entropy", "tokens/generated", "curriculum/mean_key", "curriculum/beta", "lr", "throughput/tokens_per_s",
+    "time/step_s",
+}  # fmt: skip
+
+
+def tiny_config(tmp_path: Path, **sections) -> dict:
+    data = yaml.safe_load(TINY.read_text())
+    data["data"]["path"] = str(SPIDER)
+    data["out"] = str(tmp_path / "run")
+    for key, value in sections.items():
+        if isinstance(value, dict):
+            data.setdefault(key, {}).update(value)
+        else:
+            data[key] = value
+    return data
+
+
+def rows(out: Path) -> list[dict]:
+    return [json.loads(line) for line in (out / "telemetry.jsonl").read_text().splitlines()]
+
+
+def test_tiny_cpu_preset_two_steps_through_the_cli(tmp_path):
+    config = tmp_path / "tiny.yaml"
+    config.write_text(yaml.safe_dump(tiny_config(tmp_path)))
+    out = tmp_path / "run"
+    result = CliRunner().invoke(app, ["train", "--config", str(config), "--max-steps", "2", "--out", str(out), "--no-progress"])
+    assert result.exit_code == 0, result.output
+    assert "step 2:" in result.output
+    telemetry = rows(out)
+    assert [r["step"] for r in telemetry] == [1, 2]
+    for row in telemetry:
+        assert REQUIRED <= set(row) and set(STEP_KEYS) <= set(row)
+        shares = [row[f"outcome/{o}"] for o in ("equivalent", "executable", "parsable", "invalid")]
+        assert sum(shares) == pytest.approx(1.0)
+        assert row["episodes"] == 8  # 2 questions x a group of 4
+        assert row["tokens/generated"] > 0 and row["time/step_s"] > 0
+    assert telemetry[0]["curriculum/beta"] == -1.0 and telemetry[1]["curriculum/beta"] == pytest.approx(-0.5)
+    assert (out / "telemetry.csv").read_text().count("\n") == 3
+    assert any((out / "tensorboard").iterdir())
+    recorded = load_config(out / "config.yaml")
+    assert recorded.steps == 2 and recorded.rollout.group_size == 4
+    checkpoint = latest_checkpoint(out)
+    assert checkpoint is not None and checkpoint.name == "step-000002"
+    assert (checkpoint / "model" / "config.json").exists() and (checkpoint / "accelerate" / "optimizer.bin").exists()
+    episodes = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert len(episodes) == 16 and {e["step"] for e in episodes} == {1, 2}
+
+
+def test_print_config_shows_every_default_and_bad_configs_name_the_field(tmp_path):
+    result = CliRunner().invoke(app, ["train", "--print-config"])
+    assert result.exit_code == 0
+    shown = yaml.safe_load(result.output)
+    assert shown["loss"] == {"clip_low": 0.2, "clip_high": 0.28, "is_cap": 2.0, "aggregation": "constant",
+                             "normalizer": 1024.0, "advantage_std": False, "temperature": None}  # fmt: skip
+    assert shown["rollout"]["group_size"] == 8 and shown["rollout"]["questions_per_step"] == 18
+    assert shown["kl"]["mode"] == "adaptive" and shown["kl"]["target"] == 0.005
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("optim:\n  lr: -1\n")
+    result = CliRunner().invoke(app, ["train", "--config", str(bad)])
+    assert result.exit_code == 2 and "optim.lr must be > 0" in result.output
+    bad.write_text("rollout:\n  groups: 8\n")
+    result = CliRunner().invoke(app, ["train", "--config", str(bad)])
+    assert result.exit_code == 2 and "rollout.groups: unknown key" in result.output
+
+
+def test_presets_load():
+    recipe = load_config(REPO / "configs" / "sqale-qwen3.5-2b.yaml")
+    assert recipe.rollout.group_size == 8 and recipe.rollout.questions_per_step == 18
+    assert (recipe.loss.clip_low, recipe.loss.clip_high, recipe.loss.normalizer) == (0.2, 0.28, 1024.0)
+    assert recipe.kl.mode == "adaptive" and recipe.kl.target == 0.005
+    assert recipe.optim.lr == 1e-5 and recipe.optim.warmup_ratio == 0.05 and recipe.optim.schedule == "cosine"
+    assert recipe.rollout.token_budget == 24_576 and recipe.model.gradient_checkpointing
+    assert set(recipe.data.difficulties) == {"simple", "moderate", "hard"} and recipe.curriculum.strength != 0
+
+
+# -- exact resume, with a scripted sampler so that every step updates the policy ------
+
+
+def scripted_backend(tasks_by_question: dict[str, str]) -> ScriptedBackend:
+    """Submits the gold SQL, a wrong query or nothing, depending on the episode's seed,
+    so groups have different rewards and every step trains."""
+
+    def reply(turn: ScriptTurn) -> str:
+        gold = next(sql for q, sql in tasks_by_question.items() if q in turn.prompt)
+        choice = (turn.params.seed or 0) % 3
+        sql = [gold, "SELECT 1", None][choice]
+        return json.dumps({"tool": "submit_sql", "args": {"sql": sql}}) if sql else "I do not know."
+
+    return ScriptedBackend(reply, tokenizer=qwen3_5_tokenizer())
+
+
+class Interrupted(Exception):
+    pass
+
+
+def _questions(cfg) -> dict[str, str]:
+    from sqlscout.train.questions import load_questions
+
+    return {t.question: t.gold_sql for t in load_questions(cfg.data)}
+
+
+def test_resume_after_a_crash_matches_an_uninterrupted_run(tmp_path):
+    base = tiny_config(tmp_path, steps=4, checkpoint={"every": 2, "keep": 2}, telemetry={"tensorboard": False})
+    base["rollout"].update(max_rounds=1, max_turn_tokens=256, group_size=3)  # room for a scripted submit_sql call
+    base["model"]["random_init"].update(num_hidden_layers=2, layer_types=["linear_attention", "full_attention"])
+    whole = config_from_dict({**base, "out": str(tmp_path / "whole")})
+    backend = scripted_backend(_questions(whole))
+    train(whole, backend=backend)
+
+    broken = config_from_dict({**base, "out": str(tmp_path / "broken")})
+
+    def crash_after_two(row: dict) -> None:
+        if row["step"] == 3:  # dies during step 3's bookkeeping; step 3's row is on disk, its checkpoint is not
+            raise Interrupted
+
+    with pytest.raises(Interrupted):
+        train(broken, backend=backend, on_step=crash_after_two)
+    assert latest_checkpoint(tmp_path / "broken").name == "step-000002"
+    train(broken, backend=backend)  # resumes from step 2
+
+    expected, got = rows(tmp_path / "whole"), rows(tmp_path / "broken")
+    assert [r["step"] for r in got] == [1, 2, 3, 4]  # the crashed run's step 3 row was replaced
+    assert sum(r["tokens/trained"] for r in expected) > 0  # the policy really was updated
+    timing = {"time/rollout_s", "time/update_s", "time/step_s", "throughput/tokens_per_s"}
+    for a, b in zip(expected, got):
+        for key in set(a) - timing:
+            assert b[key] == pytest.approx(a[key], rel=1e-6, abs=1e-9), (a["step"], key)
+
+
+@pytest.mark.parametrize("mode,rounds", [("keep", 1), ("resample", 3)])
+def test_equal_reward_groups_are_left_out_or_resampled(tmp_path, mode, rounds):
+    cfg = config_from_dict(
+        tiny_config(tmp_path, steps=1, rollout={"equal_groups": mode, "max_resample_rounds": 2, "max_rounds": 1, "max_turn_tokens": 256},
+                    telemetry={"tensorboard": False}, checkpoint={"every": 0})  # fmt: skip
+    )
+    questions = _questions(cfg)
+
+    def always_right(turn: ScriptTurn) -> str:
+        gold = next(sql for q, sql in questions.items() if q in turn.prompt)
+        return json.dumps({"tool": "submit_sql", "args": {"sql": gold}})
+
+    run = train(cfg, backend=ScriptedBackend(always_right, tokenizer=qwen3_5_tokenizer()))
+    # Every group is uniform: none is trained; resampling draws two more rounds of questions.
+    assert run.last["episodes"] == rounds * 2 * 4
+    assert run.last["groups/uniform"] == 1.0 and run.last["tokens/trained"] == 0
+    assert run.last["outcome/equivalent"] == 1.0 and run.last["reward/mean"] == 3.0
