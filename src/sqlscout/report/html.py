@@ -42,6 +42,7 @@ def _episode(record: EpisodeRecord, run: int) -> dict[str, Any]:
         "sample": record.sample,
         "outcome": record.verdict.outcome.value if record.verdict else None,
         "official": record.verdict.official if record.verdict else None,
+        "pred_error": _cap(record.verdict.pred_error, OUTPUT_CAP) if record.verdict and record.verdict.pred_error else None,
         "stop": result.stop_reason.value,
         "source": result.answer_source.value,
         "final_sql": result.final_sql,

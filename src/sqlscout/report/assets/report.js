@@ -64,8 +64,8 @@
     return el("span", { class: "tag " + (outcome || "none"), text: outcome || "no verdict" });
   }
 
-  function rowsTable(preview) {
-    if (!preview) return el("p", { class: "muted", text: "(did not run)" });
+  function rowsTable(preview, error) {
+    if (!preview) return el("p", { class: "muted", text: error ? "did not run: " + error : "(did not run)" });
     var head = el("tr", null, preview.columns.map(function (c) { return el("th", { text: c }); }));
     var body = preview.rows.map(function (row) {
       return el("tr", null, row.map(function (cell) { return el("td", { text: cell === null ? "NULL" : String(cell) }); }));
@@ -115,12 +115,12 @@
   function episodeView(ep) {
     var pane = el("div", { class: "episode" });
     pane.appendChild(el("p", null, [tag(ep.outcome), " ", el("span", { class: "muted",
-      text: "ended: " + ep.stop + " · answer from: " + ep.source + " · " + ep.rounds.length + " rounds · " +
+      text: "ended: " + ep.stop + " · answer from: " + ep.source + " · " + ep.rounds.length + (ep.rounds.length === 1 ? " round · " : " rounds · ") +
         ep.tokens[1] + " generated tokens · " + ep.wall.toFixed(2) + " s" })]));
     if (ep.error) pane.appendChild(el("p", { class: "muted", text: "backend error: " + ep.error }));
     pane.appendChild(el("div", { class: "muted", text: "Final SQL" }));
     pane.appendChild(ep.final_sql ? sqlBlock(ep.final_sql) : el("p", { class: "muted", text: "(no answer)" }));
-    pane.appendChild(rowsTable(ep.pred));
+    pane.appendChild(rowsTable(ep.pred, ep.pred_error));
     var rounds = el("div", { class: "rounds" });
     var next = 0;
     var step = el("button", { type: "button", class: "next-round", text: "next round" });
