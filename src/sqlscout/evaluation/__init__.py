@@ -8,7 +8,8 @@ SPEC §6; ``sqlscout report`` renders them.
 from sqlscout.evaluation.config import EvalConfig, EvalMode, config_mismatch
 from sqlscout.evaluation.metrics import Accuracy, RunMetrics, compute_metrics, majority_vote, pass_at_k
 from sqlscout.evaluation.record import EpisodeRecord, ResultPreview, task_key
-from sqlscout.evaluation.run import EpisodeSource, Job, Progress, RunOutcome, plan_jobs, policy_source, run_eval
+from sqlscout.evaluation.run import Progress, RunOutcome, plan_jobs, run_eval
+from sqlscout.evaluation.sources import EpisodeSource, Job, policy_source, runner_source
 from sqlscout.evaluation.store import RunDir
 from sqlscout.evaluation.trace import EpisodeFacts, episode_facts
 
@@ -33,5 +34,6 @@ __all__ = [
     "plan_jobs",
     "policy_source",
     "run_eval",
+    "runner_source",
     "task_key",
 ]

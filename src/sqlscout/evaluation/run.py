@@ -27,26 +27,25 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
-from sqlscout.episode import Episode, EpisodeConfig, EpisodeResult, StopReason
+from sqlscout.episode import EpisodeResult, StopReason
 from sqlscout.errors import BackendError, ConfigError, DataError
-from sqlscout.evaluation.config import EvalConfig, EvalMode, config_mismatch
+from sqlscout.evaluation.config import EvalConfig, config_mismatch
 from sqlscout.evaluation.record import EpisodeRecord, ResultPreview, task_key
-from sqlscout.evaluation.store import RunDir
-from sqlscout.policy import Policy, run_episode
-from sqlscout.runner import Runner
-from sqlscout.sandbox import Database
 from sqlscout.evaluation.result_cache import ResultCache
+from sqlscout.evaluation.sources import EpisodeSource, Job, policy_source, runner_source
+from sqlscout.evaluation.store import RunDir
+from sqlscout.sandbox import Database
 from sqlscout.scoring import ExecResult, Verdict, execute_for_scoring, score_sql
 from sqlscout.task import Task
 
 __all__ = [
     "EpisodeSource",
     "Job",
+    "GoldScorer",
     "Progress",
     "RunOutcome",
-    "GoldScorer",
     "describe_environment",
     "plan_jobs",
     "policy_source",
@@ -55,20 +54,6 @@ __all__ = [
     "select_tasks",
     "tasks_identity",
 ]
-
-
-@dataclass(frozen=True)
-class Job:
-    """One episode to run: sample ``sample`` of the question at ``index`` in the run."""
-
-    index: int
-    sample: int
-    task: Task
-    key: str
-
-
-# Runs the given jobs and yields each with its finished episode, in any order.
-EpisodeSource = Callable[[Sequence[Job]], Iterable[tuple[Job, EpisodeResult]]]
 
 
 @dataclass
@@ -209,53 +194,6 @@ class GoldScorer:
         self._dbs.clear()
         if self.cache is not None:
             self.cache.close()
-
-
-def policy_source(
-    policy_for: Callable[[Job], Policy],
-    episode: EpisodeConfig | None = None,
-    *,
-    mode: EvalMode = EvalMode.AGENT,
-) -> EpisodeSource:
-    """Episodes driven one after another by a policy per job (a scripted model).
-
-    The lightest source: no backend, no threads. ``policy_for(job)`` returns the
-    policy that plays that job's episode.
-    """
-
-    def run(jobs: Sequence[Job]) -> Iterator[tuple[Job, EpisodeResult]]:
-        dbs: dict[Path, Database] = {}
-        for job in jobs:
-            db = dbs.get(job.task.db_path) or dbs.setdefault(job.task.db_path, Database(job.task.db_path))
-            if mode is EvalMode.SINGLE_SHOT:
-                from sqlscout.single_shot import SingleShotEpisode
-
-                shot = SingleShotEpisode(job.task, db, episode)
-                policy = policy_for(job)
-                while not shot.done:
-                    shot.step(policy(shot, shot.request()))  # type: ignore[arg-type]
-                yield job, shot.result()
-            else:
-                yield job, run_episode(Episode(job.task, db, episode), policy_for(job))
-
-    return run
-
-
-def runner_source(runner: Runner, tasks: Sequence[Task], samples: int) -> EpisodeSource:
-    """Episodes from the runner over a model backend, batched, yielded as they finish.
-
-    The runner gets the whole task list and skips the (index, sample) pairs that are not
-    asked for, so every episode keeps its seed — a resumed run samples exactly what an
-    uninterrupted one would have.
-    """
-
-    def run(jobs: Sequence[Job]) -> Iterator[tuple[Job, EpisodeResult]]:
-        wanted = {(j.index, j.sample): j for j in jobs}
-        skip = [(i, s) for i in range(len(tasks)) for s in range(samples) if (i, s) not in wanted]
-        for rollout in runner.run(tasks, samples, skip=skip):
-            yield wanted[(rollout.index, rollout.sample)], rollout.result
-
-    return run
 
 
 def _prepare(run: RunDir, settings: dict[str, Any], identity: dict[str, Any], environment: dict[str, Any], resume: bool) -> int:
