@@ -178,3 +178,20 @@ def test_cli_report(runs: tuple[Path, Path, Path], tmp_path: Path) -> None:
     empty.mkdir()
     neither = cli.invoke(app, ["report", str(empty)])
     assert neither.exit_code == 2 and "neither config.json" in neither.output
+
+
+def test_reads_what_the_trainer_writes(tmp_path: Path) -> None:
+    from sqlscout.train.telemetry import Telemetry
+
+    telemetry = Telemetry(tmp_path / "train", start_step=0, tensorboard=False, wandb="off", wandb_project="-", config={})
+    for step in (1, 2, 3):
+        telemetry.log({
+            "step": step, "outcome/equivalent": 0.25 * step / 3, "outcome/executable": 0.5, "outcome/parsable": 0.0,
+            "outcome/invalid": 0.5 - 0.25 * step / 3, "episode/rounds": 4.0, "episode/tool_calls": 6.0 + step, "reward/mean": 0.3,
+            **({"eval/official": 0.4, "eval/strict": 0.35} if step == 3 else {}),
+        })
+    telemetry.close()
+    md_path, html_path = write_report([tmp_path / "train"], tmp_path / "out")
+    assert "3 steps of telemetry" in md_path.read_text()
+    page = html_path.read_text()
+    assert all(f'id="{c}"' in page for c in ("train-outcome-mix", "train-episode-shape", "train-reward", "train-eval"))
