@@ -107,3 +107,16 @@ def test_end_of_turn_without_a_tokenizer_falls_back_to_the_closing_line() -> Non
 def test_a_template_that_cannot_hold_the_conversation_is_refused() -> None:
     with pytest.raises(ValueError, match="plain system/user/assistant"):
         chat_format_from_template("{% for m in messages %}{{ m.role }}{% endfor %}")
+
+
+def test_the_qwen2_5_coder_gguf_template(tokenizer, qwen05_gguf) -> None:
+    """The template embedded in the 0.5B preset's GGUF (Qwen2.5-Coder-Instruct)."""
+    from gguf import GGUFReader
+
+    field = GGUFReader(qwen05_gguf).fields["tokenizer.chat_template"]
+    template = bytes(field.parts[field.data[0]]).decode("utf-8")
+    fmt = chat_format_from_template(template, eos_token="<|im_end|>")
+    assert (fmt.end_of_turn, fmt.assistant_prefix) == ("<|im_end|>", "")
+    opening, full = conversation(REPLIES)
+    assert transcript(fmt, opening, REPLIES) == reference(tokenizer, template, full, True)
+    assert template == trl_chat_template("qwen2_5")  # the same text trl ships

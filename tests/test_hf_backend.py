@@ -157,3 +157,24 @@ def test_sample_token_respects_top_p() -> None:
     draws = {sample_token(logits, SamplingParams(temperature=1.0, top_p=0.5, top_k=0), g)[0] for _ in range(50)}
     assert draws == {0, 1} or draws <= {0, 1}
     assert sample_token(logits, SamplingParams(temperature=1.0, top_p=0.01, top_k=0), g) == (0, 0.0)
+
+
+@pytest.mark.slow
+def test_a_gguf_loads_dequantised_and_can_be_trained_and_saved(qwen05_gguf, tmp_path) -> None:
+    backend = load_hf(qwen05_gguf, HFConfig(device="cpu"))
+    model = backend.model
+    # transformers marks a GGUF model as quantized (and then refuses to save it); the
+    # weights in memory are plain tensors, so the backend drops that marking.
+    assert getattr(model.config, "quantization_config", None) is None
+    assert getattr(model, "hf_quantizer", None) is None and not getattr(model, "is_quantized", False)
+    assert model.dtype == torch.float32 and backend.chat.end_of_turn == "<|im_end|>"
+    (req,) = requests(backend, [SamplingParams(temperature=0.0, max_tokens=4)])[:1]
+    assert len(backend.generate([req])[0].token_ids) == 4
+    ids = torch.tensor([req.prompt_ids[:16]])
+    model.train()
+    model(ids, labels=ids).loss.backward()
+    assert model.model.embed_tokens.weight.grad is not None
+    model.zero_grad(set_to_none=True)
+    model.eval()
+    model.save_pretrained(tmp_path / "saved")
+    assert (tmp_path / "saved" / "config.json").is_file()

@@ -156,8 +156,16 @@ def _require_local_hub_copy(hub_id: str) -> None:
         ) from None
 
 
+def _vllm(location: str, spec: ModelSpec, options: dict[str, Any]) -> Backend:
+    from sqlscout.backends.vllm import VLLMBackend, VLLMConfig
+
+    chat = options.pop("chat", None)
+    return VLLMBackend(location, VLLMConfig(**options), chat=chat)
+
+
 _LOADERS: dict[str, Callable[[str, ModelSpec, dict[str, Any]], Backend]] = {
     "llama-cpp": _llama_cpp,
     "openai": _openai,
     "hf": _hf,
+    "vllm": _vllm,
 }
