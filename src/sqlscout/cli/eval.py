@@ -151,6 +151,8 @@ def eval_command(
             outcome = _run_with_progress(run_eval, tasks, config, source, out, resume, environment, ResultCache(cache_dir))
         except SqlscoutError as exc:
             fail(str(exc))
+        except KeyboardInterrupt:
+            fail(f"interrupted; every finished episode is in {out}/episodes.jsonl — continue with the same command and --resume", 130)
     _print_summary(outcome.records, config.parameters, out)
 
 
