@@ -166,3 +166,15 @@ def test_gold_results_come_from_the_shared_cache(tmp_path: Path) -> None:
     assert [r.verdict.to_dict() for r in second.records[1:]] == [
         r.verdict.to_dict() for r in RunDir(tmp_path / "first").read_records()[1:]
     ]
+
+
+def test_two_writers_on_one_run_directory_are_refused(tmp_path: Path) -> None:
+    from sqlscout.evaluation.store import RunDirBusy
+
+    holder = RunDir(tmp_path / "run").open_for_append()
+    try:
+        with pytest.raises(RunDirBusy, match="another process is writing"):
+            run_eval(spider_tasks(1), config(), policy_source(explorer), tmp_path / "run")
+    finally:
+        holder.close()
+    assert run_eval(spider_tasks(1), config(), policy_source(explorer), tmp_path / "run").written == 2

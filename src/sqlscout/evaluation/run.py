@@ -245,46 +245,48 @@ def run_eval(
     """
     run = out if isinstance(out, RunDir) else RunDir(out)
     jobs = plan_jobs(tasks, config.samples)
-    session = _prepare(run, config.to_dict(), tasks_identity(tasks), environment or describe_environment(), resume)
-    kept = {r.identity: r for r in run.iter_records() if r.result.stop_reason is not StopReason.BACKEND_ERROR}
-    todo = [j for j in jobs if (j.key, j.sample) not in kept]
-    progress = Progress(total=len(jobs))
-    for record in kept.values():
-        progress.add(record)
-    if on_start is not None:
-        on_start(progress)
+    # Lock the directory before reading or writing anything in it: one writer per run.
+    writer = run.open_for_append()
     scorer = GoldScorer(result_cache)
-    written: list[EpisodeRecord] = []
-    failing = 0
-    started = time.perf_counter()
     try:
-        with run.open_for_append() as writer:
-            for job, result in source(todo):
-                verdict, pred, gold = scorer.score(result)
-                record = EpisodeRecord(
-                    key=job.key,
-                    index=job.index,
-                    sample=job.sample,
-                    mode=config.mode.value,
-                    result=result,
-                    verdict=verdict,
-                    pred=pred,
-                    gold=gold,
-                    session=session,
-                    finished_s=time.perf_counter() - started,
+        session = _prepare(run, config.to_dict(), tasks_identity(tasks), environment or describe_environment(), resume)
+        kept = {r.identity: r for r in run.iter_records() if r.result.stop_reason is not StopReason.BACKEND_ERROR}
+        todo = [j for j in jobs if (j.key, j.sample) not in kept]
+        progress = Progress(total=len(jobs))
+        for record in kept.values():
+            progress.add(record)
+        if on_start is not None:
+            on_start(progress)
+        written: list[EpisodeRecord] = []
+        failing = 0
+        started = time.perf_counter()
+        for job, result in source(todo):
+            verdict, pred, gold = scorer.score(result)
+            record = EpisodeRecord(
+                key=job.key,
+                index=job.index,
+                sample=job.sample,
+                mode=config.mode.value,
+                result=result,
+                verdict=verdict,
+                pred=pred,
+                gold=gold,
+                session=session,
+                finished_s=time.perf_counter() - started,
+            )
+            writer.write(record)
+            written.append(record)
+            progress.add(record)
+            if on_record is not None:
+                on_record(record, progress)
+            failing = failing + 1 if result.stop_reason is StopReason.BACKEND_ERROR else 0
+            if failing >= max_backend_errors:
+                raise BackendError(
+                    f"the backend failed {failing} episodes in a row ({result.error}); "
+                    "fix it and continue with --resume (failed episodes are run again)"
                 )
-                writer.write(record)
-                written.append(record)
-                progress.add(record)
-                if on_record is not None:
-                    on_record(record, progress)
-                failing = failing + 1 if result.stop_reason is StopReason.BACKEND_ERROR else 0
-                if failing >= max_backend_errors:
-                    raise BackendError(
-                        f"the backend failed {failing} episodes in a row ({result.error}); "
-                        "fix it and continue with --resume (failed episodes are run again)"
-                    )
     finally:
         scorer.close()
+        writer.close()
     records = sorted([*kept.values(), *written], key=lambda r: (r.index, r.sample))
     return RunOutcome(run, len(written), len(kept), records)
