@@ -88,7 +88,7 @@ def ask(
     max_turn_tokens: Optional[int] = typer.Option(None, help="Cap on one model turn (default: the model's)."),
     seed: int = typer.Option(0, help="Sampling seed."),
     temperature: Optional[float] = typer.Option(None, help="Sampling temperature (default: the model's)."),
-    threads: Optional[int] = typer.Option(None, help="CPU threads for llama-cpp (default: all cores)."),
+    threads: Optional[int] = typer.Option(None, help="CPU threads for llama-cpp (default: half the cores)."),
     cache_dir: Optional[Path] = typer.Option(None, envvar="SQLSCOUT_CACHE_DIR", help="Model cache (default: $XDG_CACHE_HOME/sqlscout)."),
     api_key: Optional[str] = typer.Option(None, envvar="OPENAI_API_KEY", help="API key for an openai server."),
 ) -> None:
@@ -137,7 +137,7 @@ def demo(
     as_json: bool = typer.Option(False, "--json", help="Print a machine-readable summary instead of traces."),
     questions: Optional[int] = typer.Option(None, min=1, help="Run only the first N questions."),
     seed: int = typer.Option(0, help="Sampling seed."),
-    threads: Optional[int] = typer.Option(None, help="CPU threads for llama-cpp (default: all cores)."),
+    threads: Optional[int] = typer.Option(None, help="CPU threads for llama-cpp (default: half the cores)."),
     cache_dir: Optional[Path] = typer.Option(None, envvar="SQLSCOUT_CACHE_DIR", help="Model cache (default: $XDG_CACHE_HOME/sqlscout)."),
     api_key: Optional[str] = typer.Option(None, envvar="OPENAI_API_KEY", help="API key for an openai server."),
 ) -> None:
