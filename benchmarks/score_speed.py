@@ -28,15 +28,17 @@ import multiprocessing as mp
 import os
 import resource
 import sqlite3
+import statistics
 import sys
 import tempfile
 import time
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 
 from sqlscout.data import load_tasks
 from sqlscout.evaluation.perturb import VARIANTS, perturb
-from sqlscout.evaluation.scorer import Prediction, ScoreConfig, score_predictions
+from sqlscout.evaluation.scorer import Prediction, ScoreConfig, ScoreRun, score_predictions
 from sqlscout.scoring.compare import _parsed_order_by
 from sqlscout.scoring.verdict import parses
 
@@ -101,11 +103,16 @@ def _timed(fn):
     return time.perf_counter() - start, _cpu() - cpu, value
 
 
+def _median(values: list[float]) -> float:
+    return statistics.median(values)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[1].parent / "shared" / "data")
-    parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
+                        help="processes of the official approach, and of sqlscout's forced-pool lines")
     args = parser.parse_args()
 
     tasks = load_tasks("spider", args.data / "spider", missing_db="skip")
@@ -113,56 +120,67 @@ def main() -> None:
     pairs = [(p.sql or "", p.task.gold_sql or "") for p in predictions]
     db_paths = [str(t.db_path) for t in tasks]
     print(f"{len(tasks)} Spider dev questions, predictions = gold perturbed {len(VARIANTS)} ways; "
-          f"{args.workers} processes each; best of {args.repeats} runs; "
+          f"official approach on {args.workers} processes; median of {args.repeats} runs; "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
-    times: dict[str, list[tuple[float, float]]] = {"official": [], "cold": [], "warm": [], "all": []}
-    official = cold = warm = None
+    times: dict[str, list[tuple[float, float]]] = {key: [] for key, _, _ in ROWS}
+    runs: dict[str, ScoreRun] = {}
+    official: list[int] = []
     for _ in range(args.repeats):
         wall, cpu, official = _timed(lambda: official_scores(pairs, db_paths, args.workers))
         times["official"].append((wall, cpu))
-        with tempfile.TemporaryDirectory() as cache:
-            config = ScoreConfig(workers=args.workers, cache_dir=Path(cache))
-            wall, cpu, cold = _timed(lambda: score_predictions(predictions, config))
-            times["cold"].append((wall, cpu))
-            wall, cpu, warm = _timed(lambda: score_predictions(predictions, config))
-            times["warm"].append((wall, cpu))
-            assert warm.gold_runs == 0, "the warm run should take every gold result from the cache"
-            everything = ScoreConfig(workers=args.workers, cache_dir=Path(cache), cache_predictions=True)
-            score_predictions(predictions, everything)  # fills the prediction results in
-            wall, cpu, again = _timed(lambda: score_predictions(predictions, everything))
-            times["all"].append((wall, cpu))
-            assert again.verdicts == cold.verdicts
+        for pool in (None, args.workers):  # decided as it goes (the default), then a pool from the start
+            suffix = "" if pool is None else "-pool"
+            with tempfile.TemporaryDirectory() as cache:
+                config = ScoreConfig(workers=pool, cache_dir=Path(cache))
+                for key in ("cold", "warm"):
+                    wall, cpu, runs[key + suffix] = _timed(lambda: score_predictions(predictions, config))
+                    times[key + suffix].append((wall, cpu))
+                assert runs["warm" + suffix].gold_runs == 0, "the warm run should take every gold result from the cache"
+                if pool is None:
+                    everything = replace(config, cache_predictions=True)
+                    score_predictions(predictions, everything)  # fills the prediction results in
+                    wall, cpu, runs["all"] = _timed(lambda: score_predictions(predictions, everything))
+                    times["all"].append((wall, cpu))
 
-    assert official is not None and cold is not None and warm is not None
+    cold = runs["cold"]
     mine = [int(v.official) for v in cold.verdicts]
     agree = sum(a == b for a, b in zip(official, mine))
-    warm_agree = sum(a == b for a, b in zip(cold.verdicts, warm.verdicts))
-    best = {k: (min(w for w, _ in v), min(c for _, c in v)) for k, v in times.items()}
-    (ow, oc) = best["official"]
-    print(f"{'':34} {'wall':>8} {'ratio':>7}   {'CPU':>8} {'ratio':>7}")
-    rows = [
-        ("official approach", "official", ""),
-        ("sqlscout score, cold", "cold", "(goal >= 3x)"),
-        ("sqlscout score, gold cached", "warm", "(goal >= 20x)"),
-        ("sqlscout score, --cache-predictions", "all", "(every result cached)"),
-    ]
-    for label, key, goal in rows:
-        wall, cpu = best[key]
-        print(f"{label:34} {wall:7.3f}s {ow / wall:6.1f}x   {cpu:7.3f}s {oc / cpu:6.1f}x   {goal}")
+    same = {key: sum(a == b for a, b in zip(cold.verdicts, run.verdicts)) for key, run in runs.items()}
+    median = {k: (_median([w for w, _ in v]), _median([c for _, c in v])) for k, v in times.items()}
+    (ow, oc) = median["official"]
+    print(f"{'':44} {'wall':>8} {'ratio':>7}   {'CPU':>8} {'ratio':>7}")
+    for key, label, goal in ROWS:
+        wall, cpu = median[key]
+        print(f"{label:44} {wall:7.3f}s {ow / wall:6.1f}x   {cpu:7.3f}s {oc / cpu:6.1f}x   {goal}")
+    for key, run in runs.items():
+        executed = len(run.verdicts) - run.pred_cache_hits
+        print(f"  {key:9} predictions executed {executed}/{len(run.verdicts)}; gold queries run {run.gold_runs}, "
+              f"from cache {run.gold_cache_hits}, repeated {run.gold_repeats}; processes {run.workers}; "
+              f"verdicts identical to cold {same[key]}/{len(run.verdicts)}")
     print(f"official accuracy {sum(official) / len(official):.4f}; sqlscout {sum(mine) / len(mine):.4f}")
-    print(f"verdict agreement {agree}/{len(mine)} with the official approach; gold-cached run {warm_agree}/{len(mine)} identical to cold")
+    print(f"verdict agreement {agree}/{len(mine)} with the official approach")
     by_variant = Counter()
     for i, v in enumerate(cold.verdicts):
         by_variant[(VARIANTS[i % len(VARIANTS)][0], v.official, v.strict, v.spider)] += 1
     print("verdict mix (variant, official, strict, spider): count")
     for key, n in sorted(by_variant.items()):
         print(f"  {key}: {n}")
-    if agree != len(mine):
+    if agree != len(mine) or any(n != len(mine) for n in same.values()):
         for i, (a, b) in enumerate(zip(official, mine)):
             if a != b:
                 print(f"  disagree on question {tasks[i].question_id}: official {a}, sqlscout {b}: {pairs[i][0][:100]}")
         sys.exit(1)
+
+
+ROWS = [
+    ("official", "official approach", ""),
+    ("cold", "sqlscout score, cold", "(goal >= 3x)"),
+    ("warm", "sqlscout score, gold cached", "(goal >= 20x)"),
+    ("all", "sqlscout score, --cache-predictions", "(every result cached)"),
+    ("cold-pool", "sqlscout score --workers N, cold", "(a pool from the start)"),
+    ("warm-pool", "sqlscout score --workers N, gold cached", "(a pool from the start)"),
+]
 
 
 if __name__ == "__main__":

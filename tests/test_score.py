@@ -4,6 +4,7 @@ implementation of each semantics, the gold cache, the three input formats, the C
 from __future__ import annotations
 
 import itertools
+import os
 import json
 import re
 import sqlite3
@@ -285,3 +286,114 @@ def test_score_command_on_sqale_and_on_a_run_directory(sqale_layout, spider_dev,
     result = CliRunner().invoke(app, ["score", str(tmp_path / "run"), "--cache-dir", str(cache)])
     assert result.exit_code == 0 and re.search(r"easy.*total", result.output) and "100.00" in result.output
     assert "drop --benchmark" in CliRunner().invoke(app, ["score", str(tmp_path / "run"), "--benchmark", "spider"]).output
+
+
+# -- what makes it fast changes no answer ----------------------------------------------
+
+
+def _corpus() -> list[str]:
+    queries = [line.split("\t")[0] for f in ("dev_gold.sql", "train_gold.sql") for line in (SPIDER / f).read_text().splitlines()]
+    queries += [r["SQL"] for r in json.loads((BIRD / "dev.json").read_text())]
+    return queries
+
+
+def test_the_reused_parser_gives_what_sqlglot_parse_gives(data_dir):
+    import sqlglot
+
+    from sqlscout.scoring.parsing import parse_sqlite
+
+    queries = _corpus()[::7]
+    # Perturbations include syntax errors, so failures and successes alternate.
+    queries += [perturb(q, i) for i, q in enumerate(queries)] + ["", "SELEC", "SELECT (", "Ada", "SELECT 1; SELECT 2", "'x"]
+
+    def fresh(sql):
+        try:
+            return [t.sql() if t is not None else None for t in sqlglot.parse(sql, read="sqlite")]
+        except Exception as exc:  # noqa: BLE001 - the type is what is compared
+            return type(exc).__name__
+
+    def reused(sql):
+        try:
+            return [t.sql() if t is not None else None for t in parse_sqlite(sql)]
+        except Exception as exc:  # noqa: BLE001
+            return type(exc).__name__
+
+    assert [reused(q) for q in queries] == [fresh(q) for q in queries]
+
+
+def test_match_all_is_results_match_under_each_semantics(data_dir):
+    rows = [[], [(1,)], [(1,), (1,)], [(1,), (2,)], [(2,), (1,)], [(1, "a"), (2, "b")], [("a", 1), ("b", 2)],
+            [(2, "b"), (1, "a")], [(1.0,), (2,)], [(None,), (2,)], [(2, "b"), (1, "a"), (1, "a")]]
+    golds = ["SELECT a FROM t", "SELECT a FROM t ORDER BY a", "SELECT a FROM (SELECT a FROM t ORDER BY a)",
+             "SELECT a FROM t WHERE b = 'order by'"]
+    from sqlscout.scoring.compare import match_all, results_match
+
+    for pred, gold, sql in itertools.product(rows, rows, golds):
+        expected = tuple(results_match(s, pred, gold, sql) for s in Semantics)
+        assert match_all(pred, gold, sql) == expected, (pred, gold, sql)
+        assert match_all(pred, gold, sql, top_level_order=has_top_level_order_by(sql)) == expected
+
+
+def test_small_workloads_stay_in_this_process_and_long_ones_move_to_a_pool(spider_dev, monkeypatch):
+    import sqlscout.evaluation.scorer as scorer
+
+    predictions = [Prediction(t, perturb(t.gold_sql, i)) for i, t in enumerate(spider_dev[:400])]
+    here = score_predictions(predictions)
+    assert here.workers == 1
+    # Pretend every question takes long: after the first slice the rest goes to a pool.
+    monkeypatch.setattr(scorer, "_worth_a_pool", lambda elapsed, done, total: total - done > 0)
+    moved = score_predictions(predictions, ScoreConfig(workers=None))
+    assert moved.workers == (os.cpu_count() or 1)
+    assert moved.verdicts == here.verdicts
+    assert score_predictions(predictions, ScoreConfig(workers=2)).verdicts == here.verdicts
+
+
+def test_progress_is_reported_as_questions_are_scored(spider_dev):
+    seen = []
+    predictions = [Prediction(t, t.gold_sql) for t in spider_dev[:300]]
+    score_predictions(predictions, ScoreConfig(workers=1), progress=lambda done, total, correct: seen.append((done, total, correct)))
+    assert seen[-1] == (300, 300, 300) and len(seen) > 3
+    assert [d for d, _, _ in seen] == sorted(d for d, _, _ in seen)
+
+
+# -- the cache's files -----------------------------------------------------------------
+
+
+def test_one_cache_file_per_database_holding_results_and_order(spider_dev, tmp_path):
+    from sqlscout.evaluation.result_cache import ResultCache
+
+    tasks = spider_dev[:120]
+    predictions = [Prediction(t, perturb(t.gold_sql, i)) for i, t in enumerate(tasks)]
+    score_predictions(predictions, ScoreConfig(workers=1, cache_dir=tmp_path))
+    cache = ResultCache(tmp_path)
+    databases = {t.db_path for t in tasks}
+    bundles = sorted(p.name for p in cache.folder.glob("*.marshal") if p.name != "files.marshal")
+    assert bundles == sorted(f"{cache.database_hash(d)}-{cache.max_rows}.marshal" for d in databases)
+    for task in tasks:
+        bundle = cache.results(cache.database_hash(task.db_path))
+        assert bundle.get(task.gold_sql).rows == _reference_rows(task.db_path, task.gold_sql)
+    # The ORDER BY question is kept for the gold queries whose comparison asked it.
+    asked = [t.gold_sql for t in tasks if cache.results(cache.database_hash(t.db_path)).top_level_order(t.gold_sql) is not None]
+    assert asked and all(cache.results(cache.database_hash(t.db_path)).top_level_order(t.gold_sql) == _ordered_by_text(t.gold_sql)
+                         for t in tasks if t.gold_sql in asked)
+
+
+def test_big_results_get_a_file_of_their_own_and_writers_merge(tmp_path):
+    from sqlscout.evaluation.result_cache import SPILL_CELLS, ResultCache
+    from sqlscout.scoring import ExecResult
+
+    big = ExecResult(("n",), [(i,) for i in range(SPILL_CELLS + 1)])
+    first, second = ResultCache(tmp_path), ResultCache(tmp_path)
+    first.put_many([("h", "SELECT big", big), ("h", "SELECT 1", ExecResult(("1",), [(1,)]))])
+    second.results("h")  # loaded before the first wrote more: its write must not lose that
+    first.put_many([("h", "SELECT 2", ExecResult(("2",), [(2,)]))])
+    second.put_many([("h", "SELECT 3", ExecResult(("3",), [(3,)]))])
+    fresh = ResultCache(tmp_path)
+    assert [fresh.get("h", f"SELECT {n}").rows for n in (1, 2, 3)] == [[(1,)], [(2,)], [(3,)]]
+    assert fresh.get("h", "SELECT big").rows == big.rows
+    bundle_file = fresh.folder / f"h-{fresh.max_rows}.marshal"
+    assert bundle_file.stat().st_size < 10_000 and len(list(bundle_file.with_suffix("").iterdir())) == 1
+    bundle_file.write_bytes(b"damaged")
+    assert ResultCache(tmp_path).get("h", "SELECT 1") is None  # a damaged file reads as empty
+    ResultCache(tmp_path).put_many([("h", "SELECT 1", ExecResult(("1",), [(1,)]))])
+    assert ResultCache(tmp_path).get("h", "SELECT 1").rows == [(1,)]

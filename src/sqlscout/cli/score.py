@@ -28,7 +28,9 @@ def score_command(
     semantics: Semantics = typer.Option(Semantics.OFFICIAL, help="official (BIRD), strict, or spider (test-suite)."),
     difficulty: Optional[str] = typer.Option(None, help="Score only this difficulty level."),
     only_predicted: bool = typer.Option(False, help="Leave out questions with no prediction (default: they count as wrong)."),
-    workers: Optional[int] = typer.Option(None, help="Processes (default: one per core)."),
+    workers: Optional[int] = typer.Option(
+        None, help="Processes (default: this one, then one per core once the work is seen to be long; 1: this one only)."
+    ),
     timeout: float = typer.Option(30.0, help="Seconds each query may run."),
     cache_dir: Path = typer.Option(DEFAULT_CACHE, help="Where gold results (and SQaLe databases) are cached."),
     cache: bool = typer.Option(True, help="Use the gold-result cache."),
@@ -113,12 +115,16 @@ def _score_with_progress(score_predictions: Any, chosen: list, config: Any) -> A
 
     def progress(done: int, total: int, correct: int) -> None:
         nonlocal bar, handle
-        if bar is None:  # started only now, so that the worker processes fork without its thread
+        if bar is None:
+            # Refreshed here, by the scorer's reports, not by a thread of its own: worker
+            # processes can then still be forked (no thread may run while they are).
             bar = Progress(TextColumn("[bold]score"), BarColumn(), MofNCompleteColumn(),
-                           TextColumn("acc {task.fields[acc]}"), TimeElapsedColumn(), console=err_console, transient=True)
+                           TextColumn("acc {task.fields[acc]}"), TimeElapsedColumn(), console=err_console,
+                           transient=True, auto_refresh=False)
             bar.start()
             handle = bar.add_task("score", total=total, acc="-")
-        bar.update(handle, completed=done, acc=f"{correct / done:.3f}")
+        bar.update(handle, completed=done, acc=f"{correct / max(done, 1):.3f}")
+        bar.refresh()
 
     try:
         return score_predictions(chosen, config, progress=progress)

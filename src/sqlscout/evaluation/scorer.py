@@ -1,17 +1,22 @@
-"""Scoring predicted SQL against gold SQL in parallel processes, with a gold-result cache.
+"""Scoring predicted SQL against gold SQL, in this process or in a pool, with a gold-result cache.
 
 This is what ``sqlscout score`` runs. Every prediction is scored by
 :func:`sqlscout.scoring.score_sql`, the function the reward and the evaluator use, under
 the sandbox's scoring deadline and row cap. Around it:
 
-- predictions are grouped by database, and each worker keeps its databases open, so a
-  question costs its queries, not a connection and a schema load;
+- predictions are grouped by database; a database is opened once (one pooled
+  connection, its schema read by SQLite once) and its questions scored one after another;
 - gold results come from a :class:`~sqlscout.evaluation.result_cache.ResultCache` when
-  one is given: scoring the same benchmark again runs only the predictions (and, with
-  ``cache_predictions``, the predictions' results are kept too);
-- a worker sends back verdicts only, never result rows, and holds one question's
-  results at a time, so memory stays bounded by the row cap;
-- a handful of predictions are scored in this process (a pool costs more than it saves).
+  one is given, read as one file per database: scoring the same benchmark again runs
+  only the predictions (and, with ``cache_predictions``, the predictions' results are
+  kept too). A gold query asked twice in a run is run once;
+- where to score is decided as it goes (``workers=None``): a benchmark's queries are
+  usually so small that a process pool costs more than it saves (starting workers,
+  sending jobs), so scoring starts in this process and hands what is left to a pool of
+  one process per core only once the work so far says the rest would take long;
+  ``workers=1`` never starts a pool, ``workers=N`` scores in N processes from the start;
+- memory stays bounded: one database's gold results at a time, big ones only as long
+  as their question needs them, and pool workers send back verdicts, never rows.
 
 >>> from sqlscout.task import Task
 >>> task = Task("0", "How many genres?", "../shared/data/chinook/Chinook_Sqlite.sqlite",
@@ -34,9 +39,9 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from sqlscout.errors import ConfigError, DataError
-from sqlscout.evaluation.result_cache import ResultCache
+from sqlscout.evaluation.result_cache import SPILL_CELLS, ResultBundle, ResultCache
 from sqlscout.sandbox import Database, SandboxConfig
-from sqlscout.scoring import ExecResult, Semantics, Verdict, execute_for_scoring, score_sql
+from sqlscout.scoring import ExecResult, Semantics, Verdict, execute_for_scoring, has_top_level_order_by, score_sql
 from sqlscout.scoring.verdict import SCORING_MAX_ROWS, SCORING_TIMEOUT_S, parses
 from sqlscout.task import Task
 
@@ -44,8 +49,12 @@ __all__ = ["Prediction", "ScoreConfig", "ScoreRun", "ScoreSummary", "Tally", "sc
 
 Progress = Callable[[int, int, int], None]  # (scored, total, correct so far)
 
-_IN_PROCESS_BELOW = 48  # predictions; fewer are scored without a pool
-_OPEN_DATABASES = 8  # per worker
+_SLICE = 64  # questions scored between two looks at the clock (and progress reports)
+_POOL_AFTER_S = 0.5  # in-process time before a pool is considered (workers=None)
+_POOL_FOR_S = 1.0  # the remaining work, projected, that is worth starting a pool for
+_OPEN_DATABASES = 8  # per pool worker
+_STAGE_CELLS = 1_000_000  # result cells held at once before they are compared
+_UNPARSED = 512  # predictions that did not run, parsed together
 
 
 @dataclass(frozen=True)
@@ -54,7 +63,9 @@ class ScoreConfig:
 
     Attributes:
         semantics: which match counts as correct in the summary (all three are computed).
-        workers: processes to score in; None means one per CPU core, 1 means no pool.
+        workers: processes to score in; None decides as it goes (this process first, a
+            pool of one process per core once the work is seen to be long), 1 means
+            this process only, N > 1 a pool of N from the start.
         timeout_s: deadline of each query, enforced inside SQLite (> 0).
         max_rows: a result with more rows counts as an error (the sandbox's row cap).
         cache_dir: where query results are cached; None turns the cache off.
@@ -133,10 +144,11 @@ class ScoreRun:
     verdicts: list[Verdict]
     semantics: Semantics
     gold_cache_hits: int = 0  # gold results read from the cache
-    gold_repeats: int = 0  # the same gold query as the question before, on the same database
+    gold_repeats: int = 0  # gold queries asked before in this run, on the same database
     gold_runs: int = 0  # gold queries executed
+    pred_cache_hits: int = 0  # predictions' results read from the cache (cache_predictions)
     elapsed_s: float = 0.0
-    workers: int = 1
+    workers: int = 1  # 1: scored in this process; N: some or all of it in a pool of N
 
     def summary(self, levels: Sequence[str] = ()) -> ScoreSummary:
         """Tallies per difficulty: ``levels`` first in that order, then any others seen."""
@@ -153,77 +165,47 @@ class ScoreRun:
         return ScoreSummary(self.semantics, {k: v for k, v in by.items() if v.count}, total, dict(outcomes))
 
 
+Item = tuple[int, "str | None", str]  # (index in the predictions, predicted SQL, gold SQL)
+_CACHED, _REPEATED, _RAN, _PRED_CACHED = "cache", "repeat", "ran", "pred-cache"
+
+
 def score_predictions(
     predictions: Sequence[Prediction], config: ScoreConfig | None = None, *, progress: Progress | None = None
 ) -> ScoreRun:
     """Score every prediction; see the module's docstring for how."""
     config = config or ScoreConfig()
     start = time.perf_counter()
+    work = _group(predictions)
     cache = ResultCache(config.cache_dir, max_rows=config.max_rows) if config.cache_dir is not None else None
-    jobs = _plan(predictions, config, cache)
-    if cache is not None:
-        cache.close()  # workers open their own connections
-    verdicts: list[Verdict | None] = [None] * len(predictions)
-    gold_sources: Counter[str] = Counter()
-    done = correct = 0
-
-    def take(results: list[tuple[int, Verdict, str]]) -> None:
-        nonlocal done, correct
-        for index, verdict, source in results:
-            verdicts[index] = verdict
-            gold_sources[source] += 1
-            correct += verdict.correct(config.semantics)
-        done += len(results)
-        if progress is not None:
-            progress(done, len(predictions), correct)
-
-    workers = min(config.pool_size(), len(jobs))
-    if workers <= 1 or len(predictions) < _IN_PROCESS_BELOW:
-        workers = 1
-        try:
-            for job in jobs:
-                take(_score_job(job))
-        finally:
-            _release()  # this process keeps running: close what the jobs opened
-    else:
-        context = _context()
-        if context.get_start_method() == "fork":
-            # Load sqlglot's parser once here; forked workers share it instead of each
-            # spending a fifth of a second importing it.
-            parses("SELECT 1")
-        # A Pool queues every job at once, so a worker never waits for the parent to
-        # hand it the next one (an executor feeds its workers one or two at a time).
-        with context.Pool(workers) as pool:
-            for results in pool.imap_unordered(_score_job, jobs):
-                take(results)
-    assert all(v is not None for v in verdicts)
+    hashes = {path: cache.database_hash(path) for path, _ in work} if cache is not None else {}
+    collect = _Collector(len(predictions), config.semantics, progress)
+    workers = 1
+    try:
+        if config.workers is None or config.workers == 1:
+            work = _score_here(work, config, cache, hashes, collect, start, may_hand_over=config.workers is None)
+        if work:
+            workers = config.pool_size()
+            _score_in_pool(work, config, cache, hashes, collect, workers)
+    finally:
+        if cache is not None:
+            cache.close()
+    collect.report()
+    assert all(v is not None for v in collect.verdicts)
     return ScoreRun(
         predictions,
-        verdicts,  # type: ignore[arg-type]
+        collect.verdicts,  # type: ignore[arg-type]
         config.semantics,
-        gold_cache_hits=gold_sources[_CACHED],
-        gold_repeats=gold_sources[_REPEATED],
-        gold_runs=gold_sources[_RAN],
+        gold_cache_hits=collect.sources[_CACHED],
+        gold_repeats=collect.sources[_REPEATED],
+        gold_runs=collect.sources[_RAN],
+        pred_cache_hits=collect.sources[_PRED_CACHED],
         elapsed_s=time.perf_counter() - start,
         workers=workers,
     )
 
 
-@dataclass(frozen=True)
-class _Job:
-    """Predictions on one database, scored together in one worker."""
-
-    db_path: str
-    db_hash: str | None
-    items: list[tuple[int, str | None, str]] = field(default_factory=list)  # (index, pred, gold)
-    cache: ResultCache | None = None
-    cache_predictions: bool = False
-    timeout_s: float = SCORING_TIMEOUT_S
-    max_rows: int = SCORING_MAX_ROWS
-
-
-def _plan(predictions: Sequence[Prediction], config: ScoreConfig, cache: ResultCache | None) -> list[_Job]:
-    by_db: dict[Path, list[tuple[int, str | None, str]]] = defaultdict(list)
+def _group(predictions: Sequence[Prediction]) -> list[tuple[str, list[Item]]]:
+    by_db: dict[Path, list[Item]] = defaultdict(list)
     for index, prediction in enumerate(predictions):
         task = prediction.task
         if not task.gold_sql:
@@ -232,19 +214,262 @@ def _plan(predictions: Sequence[Prediction], config: ScoreConfig, cache: ResultC
     missing = sorted(str(p) for p in by_db if not p.is_file())
     if missing:
         raise DataError(f"databases not found: {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}")
-    # Enough chunks to keep every worker busy to the end, few enough to share connections.
-    size = max(1, min(64, math.ceil(len(predictions) / (config.pool_size() * 4))))
-    jobs = []
-    for db_path, items in sorted(by_db.items(), key=lambda kv: -len(kv[1])):
-        db_hash = cache.database_hash(db_path) if cache is not None else None
-        for start in range(0, len(items), size):
-            chunk = items[start : start + size]
-            jobs.append(_Job(str(db_path), db_hash, chunk, cache, config.cache_predictions, config.timeout_s, config.max_rows))
-    return jobs
+    return [(str(path), items) for path, items in by_db.items()]
+
+
+class _Collector:
+    """Verdicts as they arrive, where each gold result came from, and progress."""
+
+    def __init__(self, total: int, semantics: Semantics, progress: Progress | None) -> None:
+        self.verdicts: list[Verdict | None] = [None] * total
+        self.sources: Counter[str] = Counter()
+        self.semantics = semantics
+        self.progress = progress
+        self.done = self.correct = 0
+
+    def take(self, results: list[tuple[int, Verdict, tuple[str, ...]]]) -> None:
+        verdicts, sources, semantics = self.verdicts, self.sources, self.semantics
+        for index, verdict, source in results:
+            verdicts[index] = verdict
+            sources.update(source)
+            self.correct += verdict.correct(semantics)
+        self.done += len(results)
+        self.report()
+
+    def report(self) -> None:
+        if self.progress is not None:
+            self.progress(self.done, len(self.verdicts), self.correct)
+
+
+def _score_here(
+    work: list[tuple[str, list[Item]]],
+    config: ScoreConfig,
+    cache: ResultCache | None,
+    hashes: dict[str, str],
+    collect: _Collector,
+    start: float,
+    *,
+    may_hand_over: bool,
+) -> list[tuple[str, list[Item]]]:
+    """Score in this process, database by database; returns what is left for a pool
+    (nothing, unless ``may_hand_over`` and the work turns out to be long)."""
+    total = sum(len(items) for _, items in work)
+    hand_over = may_hand_over and config.pool_size() > 1
+    unparsed = _Unparsed(config)
+    for position, (path, items) in enumerate(work):
+        scorer = _DatabaseScorer(path, cache.results(hashes[path]) if cache is not None else None, config, unparsed)
+        try:
+            for at in range(0, len(items), _SLICE):
+                collect.take(scorer.score(items[at : at + _SLICE]))
+                if hand_over and _worth_a_pool(time.perf_counter() - start, collect.done + len(unparsed), total):
+                    collect.take(unparsed.drain())
+                    rest = items[at + _SLICE :]
+                    return ([(path, rest)] if rest else []) + work[position + 1 :]
+        finally:
+            scorer.close()
+    collect.take(unparsed.drain())
+    return []
+
+
+def _worth_a_pool(elapsed: float, done: int, total: int) -> bool:
+    """Whether the questions left would take long enough in this process (judging by
+    the ones done) that a pool's start-up is worth paying."""
+    left = total - done
+    return elapsed > _POOL_AFTER_S and left > _SLICE and elapsed / done * left > _POOL_FOR_S
+
+
+# (index, predicted SQL, gold SQL, gold result, predicted result, sources, top-level ORDER BY of the gold)
+Staged = tuple[int, "str | None", str, ExecResult, ExecResult, tuple[str, ...], "bool | None"]
+
+
+class _Unparsed:
+    """Predictions that did not run, waiting to be asked whether they parse (the
+    parsable tier). They are parsed many at once: sqlglot's parser runs about three
+    times faster while it is hot in the CPU's caches than when each parse follows a
+    round of SQLite. They hold no rows of their own, and only gold results small
+    enough to be remembered anyway (``_STAGE_CELLS`` cells in all at most)."""
+
+    def __init__(self, config: ScoreConfig) -> None:
+        self.config = config
+        self.waiting: list[Staged] = []
+        self.cells = 0
+
+    def __len__(self) -> int:
+        return len(self.waiting)
+
+    def add(self, entry: Staged) -> bool:
+        """Keep ``entry`` for later; False when it should be judged now instead."""
+        cells = _cells(entry[3])
+        if cells > SPILL_CELLS:
+            return False
+        self.waiting.append(entry)
+        self.cells += cells
+        return True
+
+    def full(self) -> bool:
+        return len(self.waiting) >= _UNPARSED or self.cells > _STAGE_CELLS
+
+    def drain(self) -> list[tuple[int, Verdict, tuple[str, ...]]]:
+        waiting, self.waiting, self.cells = self.waiting, [], 0
+        for entry in waiting:
+            parses(entry[1])  # score_sql below finds the answer in parses' memo
+        return [_judge(entry, self.config) for entry in waiting]
+
+
+def _judge(entry: Staged, config: ScoreConfig) -> tuple[int, Verdict, tuple[str, ...]]:
+    index, pred_sql, gold_sql, gold, pred, source, top_level_order = entry
+    # Both results are given, so score_sql runs no query and needs no database.
+    scored = score_sql(
+        None, pred_sql, gold_sql, gold=gold, pred=pred, top_level_order=top_level_order,  # type: ignore[arg-type]
+        semantics=config.semantics, timeout_s=config.timeout_s, max_rows=config.max_rows,
+    )
+    return index, scored.verdict, source
+
+
+class _DatabaseScorer:
+    """Scores questions on one database: opened once, its gold results remembered."""
+
+    def __init__(self, path: str, bundle: ResultBundle | None, config: ScoreConfig, unparsed: _Unparsed) -> None:
+        self.db = Database(path, SandboxConfig(timeout_s=config.timeout_s, max_rows=config.max_rows))
+        self.bundle = bundle
+        self.config = config
+        self.unparsed = unparsed
+        # Gold results asked for in this run (with their top-level ORDER BY, when known);
+        # big ones are not kept past their question.
+        self.golds: dict[str, tuple[ExecResult, bool | None]] = {}
+
+    def score(self, items: Sequence[Item]) -> list[tuple[int, Verdict, tuple[str, ...]]]:
+        """Verdicts of ``items``, except those left in ``unparsed``: the queries of a
+        stage first, then its comparisons; a stage holds at most ``_STAGE_CELLS``
+        result cells, so memory stays bounded."""
+        out: list[tuple[int, Verdict, tuple[str, ...]]] = []
+        staged: list[Staged] = []
+        cells = 0
+        for index, pred_sql, gold_sql in items:
+            gold, order, source = self._gold(gold_sql)
+            pred, pred_source = self._pred(pred_sql)
+            staged.append((index, pred_sql, gold_sql, gold, pred, source + pred_source, order))
+            cells += _cells(gold) + _cells(pred)
+            if cells > _STAGE_CELLS:
+                self._judge(staged, out)
+                staged, cells = [], 0
+        self._judge(staged, out)
+        return out
+
+    def _judge(self, staged: list[Staged], out: list[tuple[int, Verdict, tuple[str, ...]]]) -> None:
+        unparsed, config = self.unparsed, self.config
+        for entry in staged:
+            pred, gold, order = entry[4], entry[3], entry[6]
+            if not pred.ok:
+                if unparsed.add(entry):
+                    continue
+            elif order is None and gold.ok and len(pred.rows) == len(gold.rows) and pred.rows != gold.rows:  # type: ignore[arg-type]
+                # The comparison will ask whether the gold query has a top-level ORDER
+                # BY (which may mean parsing it): answer it here, and keep the answer.
+                entry = (*entry[:6], self._order(entry[2]))
+            out.append(_judge(entry, config))
+        if unparsed.full():
+            out.extend(unparsed.drain())
+
+    def _order(self, gold_sql: str) -> bool:
+        order = has_top_level_order_by(gold_sql)
+        known = self.golds.get(gold_sql)
+        if known is not None:
+            self.golds[gold_sql] = (known[0], order)
+        if self.bundle is not None:
+            self.bundle.put_order(gold_sql, order)
+        return order
+
+    def _gold(self, sql: str) -> tuple[ExecResult, bool | None, tuple[str, ...]]:
+        known = self.golds.get(sql)
+        if known is not None:
+            return known[0], known[1], (_REPEATED,)
+        bundle = self.bundle
+        gold = bundle.get(sql) if bundle is not None else None
+        order = None
+        if gold is not None:
+            source = _CACHED
+            order = bundle.top_level_order(sql)  # type: ignore[union-attr]
+        else:
+            gold = execute_for_scoring(self.db, sql, timeout_s=self.config.timeout_s, max_rows=self.config.max_rows)
+            source = _RAN
+            if bundle is not None:
+                bundle.put(sql, gold)
+        if _cells(gold) <= SPILL_CELLS:
+            self.golds[sql] = (gold, order)
+        return gold, order, (source,)
+
+    def _pred(self, sql: str | None) -> tuple[ExecResult, tuple[str, ...]]:
+        bundle = self.bundle if self.config.cache_predictions else None
+        if bundle is not None and sql is not None:
+            found = bundle.get(sql)
+            if found is not None:
+                return found, (_PRED_CACHED,)
+        pred = execute_for_scoring(self.db, sql, timeout_s=self.config.timeout_s, max_rows=self.config.max_rows)
+        if bundle is not None and sql is not None and sql.strip():
+            bundle.put(sql, pred)
+        return pred, ()
+
+    def flush(self) -> None:
+        if self.bundle is not None:
+            self.bundle.flush()
+
+    def close(self) -> None:
+        self.flush()
+        self.db.close()
+
+
+def _cells(result: ExecResult) -> int:
+    rows = result.rows
+    return len(rows) * len(rows[0]) if rows else 0
+
+
+# -- the pool --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Job:
+    """Questions on one database, scored together in one worker."""
+
+    db_path: str
+    db_hash: str | None
+    items: list[Item] = field(default_factory=list)
+    cache: ResultCache | None = None
+    config: ScoreConfig = field(default_factory=ScoreConfig)
+
+
+def _score_in_pool(
+    work: list[tuple[str, list[Item]]],
+    config: ScoreConfig,
+    cache: ResultCache | None,
+    hashes: dict[str, str],
+    collect: _Collector,
+    workers: int,
+) -> None:
+    total = sum(len(items) for _, items in work)
+    # Enough jobs to keep every worker busy to the end, few enough to share connections.
+    size = max(1, min(64, math.ceil(total / (workers * 4))))
+    if cache is not None:
+        cache.flush()  # workers read the files this process may still hold changes for
+    jobs = [
+        _Job(path, hashes.get(path), items[at : at + size], cache, config)
+        for path, items in sorted(work, key=lambda kv: -len(kv[1]))
+        for at in range(0, len(items), size)
+    ]
+    context = _context()
+    if context.get_start_method() == "fork":
+        # Load sqlglot's parser once here; forked workers share it instead of each
+        # spending a fifth of a second importing it.
+        parses("SELECT 1")
+    # A Pool queues every job at once, so a worker never waits for the parent to hand
+    # it the next one (an executor feeds its workers one or two at a time).
+    with context.Pool(min(workers, len(jobs))) as pool:
+        for results in pool.imap_unordered(_score_job, jobs):
+            collect.take(results)
 
 
 def _context() -> multiprocessing.context.BaseContext:
-    # fork starts workers in milliseconds (with sqlglot already imported, below), but is
+    # fork starts workers in milliseconds (with sqlglot already imported, above), but is
     # unsafe once other threads exist (a progress bar's refresher, say).
     methods = multiprocessing.get_all_start_methods()
     if "fork" in methods and threading.active_count() == 1:
@@ -252,75 +477,23 @@ def _context() -> multiprocessing.context.BaseContext:
     return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
 
 
-_databases: OrderedDict[str, Database] = OrderedDict()  # this worker's open databases
-_caches: dict[Path, ResultCache] = {}  # this worker's cache connections
-
-# Buffered cache writes are flushed past this many result cells, to bound memory.
-_FLUSH_CELLS = 2_000_000
+# A worker's open databases and caches, kept from one job to the next.
+_scorers: OrderedDict[tuple[str, ScoreConfig], _DatabaseScorer] = OrderedDict()
+_caches: dict[tuple[Path, int], ResultCache] = {}
 
 
-def _database(path: str, config: SandboxConfig) -> Database:
-    db = _databases.pop(path, None)
-    if db is None or db.config != config:
-        db = Database(path, config)
-    _databases[path] = db
-    while len(_databases) > _OPEN_DATABASES:
-        _databases.popitem(last=False)[1].close()
-    return db
-
-
-_CACHED, _REPEATED, _RAN = "cache", "repeat", "ran"
-
-
-def _release() -> None:
-    while _databases:
-        _databases.popitem()[1].close()
-    while _caches:
-        _caches.popitem()[1].close()
-
-
-def _score_job(job: _Job) -> list[tuple[int, Verdict, str]]:
-    db = _database(job.db_path, SandboxConfig(timeout_s=job.timeout_s, max_rows=job.max_rows))
-    cache = None
-    if job.cache is not None and job.db_hash is not None:
-        cache = _caches.setdefault(job.cache.path, job.cache)
-    pending: list[tuple[str, str, ExecResult]] = []
-    pending_cells = 0
-    last: tuple[str, ExecResult] | None = None  # benchmarks often ask the same gold twice in a row
-    out = []
-
-    def lookup(sql: str | None, use_cache: bool) -> tuple[ExecResult | None, bool]:
-        nonlocal pending_cells
-        if sql is None or not sql.strip():
-            return None, False
-        found = cache.get(job.db_hash, sql) if cache is not None and use_cache else None  # type: ignore[arg-type]
-        if found is not None:
-            return found, True
-        result = execute_for_scoring(db, sql, timeout_s=job.timeout_s, max_rows=job.max_rows)
-        if cache is not None and use_cache:
-            pending.append((job.db_hash, sql, result))  # type: ignore[arg-type]
-            pending_cells += sum(len(r) for r in result.rows or ())
-            if pending_cells > _FLUSH_CELLS:
-                flush()
-        return result, False
-
-    def flush() -> None:
-        nonlocal pending_cells
-        if cache is not None and pending:
-            cache.put_many(pending)
-        pending.clear()
-        pending_cells = 0
-
-    for index, pred_sql, gold_sql in job.items:
-        if last is not None and last[0] == gold_sql:
-            gold, source = last[1], _REPEATED
-        else:
-            found, cached = lookup(gold_sql, True)
-            assert found is not None
-            gold, source = found, _CACHED if cached else _RAN
-            last = (gold_sql, gold)
-        pred, _ = lookup(pred_sql, job.cache_predictions)
-        scored = score_sql(db, pred_sql, gold_sql, gold=gold, pred=pred, timeout_s=job.timeout_s, max_rows=job.max_rows)
-        out.append((index, scored.verdict, source))
-    flush()
-    return out
+def _score_job(job: _Job) -> list[tuple[int, Verdict, tuple[str, ...]]]:
+    key = (job.db_path, job.config)
+    scorer = _scorers.pop(key, None)
+    if scorer is None:
+        bundle = None
+        if job.cache is not None and job.db_hash is not None:
+            cache = _caches.setdefault((job.cache.folder, job.cache.max_rows), job.cache)
+            bundle = cache.results(job.db_hash)
+        scorer = _DatabaseScorer(job.db_path, bundle, job.config, _Unparsed(job.config))
+    _scorers[key] = scorer
+    while len(_scorers) > _OPEN_DATABASES:
+        _scorers.popitem(last=False)[1].close()
+    results = scorer.score(job.items) + scorer.unparsed.drain()
+    scorer.flush()  # the pool ends its workers without notice: write what this job learnt
+    return results

@@ -19,9 +19,12 @@ from collections import Counter
 from enum import Enum
 from typing import Any, Iterator, Sequence
 
+from sqlscout.scoring.parsing import parse_sqlite
+
 __all__ = [
     "Semantics",
     "has_top_level_order_by",
+    "match_all",
     "official_match",
     "results_match",
     "spider_match",
@@ -48,7 +51,13 @@ def strict_match(pred: Sequence[Row], gold: Sequence[Row], *, ordered: bool) -> 
         return False
     if ordered:
         return list(pred) == list(gold)
-    return Counter(pred) == Counter(gold)
+    return _same_bag(Counter(pred), Counter(gold))
+
+
+def _same_bag(a: Counter[Row], b: Counter[Row]) -> bool:
+    # Counters built from rows hold no zero counts, so plain dict equality (in C) says
+    # what Counter.__eq__ (a Python loop over both) says.
+    return dict.__eq__(a, b)
 
 
 def spider_match(pred: Sequence[Row], gold: Sequence[Row], *, ordered: bool) -> bool:
@@ -65,7 +74,7 @@ def spider_match(pred: Sequence[Row], gold: Sequence[Row], *, ordered: bool) -> 
     gold_bag = None if ordered else Counter(gold)
     # The identity is one of the permutations, and the usual case for a right answer:
     # try it before the row signatures, which cost more than the whole comparison.
-    if (list(pred) == gold_rows) if ordered else (Counter(pred) == gold_bag):
+    if (list(pred) == gold_rows) if ordered else _same_bag(Counter(pred), gold_bag):  # type: ignore[arg-type]
         return True
     # Necessary condition, cheap to check: each row holds the same values in some order.
     if Counter(_row_signature(r) for r in pred) != Counter(_row_signature(r) for r in gold):
@@ -74,7 +83,7 @@ def spider_match(pred: Sequence[Row], gold: Sequence[Row], *, ordered: bool) -> 
         permuted = [tuple(row[i] for i in perm) for row in pred]
         if ordered and permuted == gold_rows:
             return True
-        if not ordered and Counter(permuted) == gold_bag:
+        if not ordered and _same_bag(Counter(permuted), gold_bag):  # type: ignore[arg-type]
             return True
     return False
 
@@ -144,16 +153,17 @@ _LEFTOVER = re.compile(r"[()'\"`\[\]]|/\*")
 
 @functools.lru_cache(maxsize=4096)
 def _parsed_order_by(sql: str) -> bool:
-    import sqlglot
     from sqlglot import exp
 
+    # sqlglot.parse_one(sql, read="sqlite"), which raises on no tree and wraps several
+    # statements in a Block (which has no ORDER BY).
     try:
-        tree = sqlglot.parse_one(sql, read="sqlite")
+        trees = parse_sqlite(sql)
     except Exception:  # noqa: BLE001 - sqlglot raises many types; fall back to text
         return _order_by_outside_parens(sql)
-    if tree is None:
-        return False
-    return isinstance(tree.args.get("order"), exp.Order)
+    if not trees or trees[0] is None:
+        return _order_by_outside_parens(sql)
+    return len(trees) == 1 and isinstance(trees[0].args.get("order"), exp.Order)
 
 
 def _order_by_outside_parens(sql: str) -> bool:
@@ -167,6 +177,30 @@ def _order_by_outside_parens(sql: str) -> bool:
         elif depth == 0:
             flat.append(ch)
     return bool(_ORDER_BY.search("".join(flat)))
+
+
+def match_all(
+    pred: Sequence[Row], gold: Sequence[Row], gold_sql: str, *, top_level_order: bool | None = None
+) -> tuple[bool, bool, bool]:
+    """(official, strict, spider) matches at once, each as :func:`results_match` decides.
+
+    ``top_level_order`` is :func:`has_top_level_order_by` of ``gold_sql`` when the
+    caller knows it already; it is worked out only when the comparison needs it.
+
+    >>> match_all([(1, 2)], [(1, 2)], "SELECT a, b FROM t"), match_all([(2, 1)], [(1, 2)], "SELECT a, b FROM t")
+    ((True, True, True), (False, False, True))
+    """
+    if pred == gold:  # the same rows in the same order match under every semantics
+        return True, True, True
+    if len(pred) != len(gold):  # no strict or spider match; skip the ORDER BY question
+        return official_match(pred, gold), False, False
+    if top_level_order is None:
+        top_level_order = has_top_level_order_by(gold_sql)
+    return (
+        official_match(pred, gold),
+        strict_match(pred, gold, ordered=top_level_order),
+        spider_match(pred, gold, ordered="order by" in gold_sql.lower()),
+    )
 
 
 def results_match(semantics: Semantics, pred: Sequence[Row], gold: Sequence[Row], gold_sql: str) -> bool:

@@ -14,7 +14,8 @@ from typing import Any
 
 from sqlscout.errors import QueryError, QueryTimeout
 from sqlscout.sandbox import Database
-from sqlscout.scoring.compare import Row, Semantics, results_match
+from sqlscout.scoring.compare import Row, Semantics, match_all
+from sqlscout.scoring.parsing import parse_sqlite
 
 __all__ = ["ExecResult", "Outcome", "Scored", "Verdict", "execute_for_scoring", "parses", "score_sql"]
 
@@ -79,16 +80,23 @@ def parses(sql: str | None) -> bool:
     """
     if not sql or not sql.strip():
         return False
-    import sqlglot
-    from sqlglot import exp
-    from sqlglot.errors import SqlglotError
+    global _PARSE_ERRORS, _BARE
+    if not _BARE:
+        from sqlglot import exp
+        from sqlglot.errors import SqlglotError
 
+        _PARSE_ERRORS = (SqlglotError, ValueError, RecursionError)
+        _BARE = (exp.Condition, exp.Alias, exp.Identifier, exp.Star)
     try:
-        trees = sqlglot.parse(sql, read="sqlite")
-    except (SqlglotError, ValueError, RecursionError):
+        trees = parse_sqlite(sql)
+    except _PARSE_ERRORS:
         return False
-    bare = (exp.Condition, exp.Alias, exp.Identifier, exp.Star)
-    return any(t is not None and not isinstance(t, bare) for t in trees)
+    return any(t is not None and not isinstance(t, _BARE) for t in trees)
+
+
+# sqlglot's classes, looked up once (an import statement costs a microsecond a call).
+_PARSE_ERRORS: tuple[type[BaseException], ...] = ()
+_BARE: tuple[type, ...] = ()  # expressions that are no statement
 
 
 @dataclass(frozen=True)
@@ -134,25 +142,28 @@ def score_sql(
     semantics: Semantics = Semantics.OFFICIAL,
     timeout_s: float = SCORING_TIMEOUT_S,
     max_rows: int = SCORING_MAX_ROWS,
+    top_level_order: bool | None = None,
 ) -> Scored:
     """Execute and compare. ``gold`` (and ``pred``) may be passed in when that query's
-    result is already known (cached, or run by the caller); ``semantics`` decides which
+    result is already known (cached, or run by the caller), and ``top_level_order``
+    when whether ``gold_sql`` has a top-level ORDER BY is; ``semantics`` decides which
     match makes the outcome *equivalent*."""
     gold = gold if gold is not None else execute_for_scoring(db, gold_sql, timeout_s=timeout_s, max_rows=max_rows)
     pred = pred if pred is not None else execute_for_scoring(db, pred_sql, timeout_s=timeout_s, max_rows=max_rows)
-    matches = {s: False for s in Semantics}
+    official = strict = spider = False
     if pred.ok and gold.ok:
         assert pred.rows is not None and gold.rows is not None
-        matches = {s: results_match(s, pred.rows, gold.rows, gold_sql) for s in Semantics}
+        official, strict, spider = match_all(pred.rows, gold.rows, gold_sql, top_level_order=top_level_order)
     if pred.ok:
-        outcome = Outcome.EQUIVALENT if matches[Semantics(semantics)] else Outcome.EXECUTABLE
+        chosen = {Semantics.OFFICIAL: official, Semantics.STRICT: strict, Semantics.SPIDER: spider}[Semantics(semantics)]
+        outcome = Outcome.EQUIVALENT if chosen else Outcome.EXECUTABLE
     else:
         outcome = Outcome.PARSABLE if parses(pred_sql) else Outcome.INVALID
     verdict = Verdict(
         outcome=outcome,
-        official=matches[Semantics.OFFICIAL],
-        strict=matches[Semantics.STRICT],
-        spider=matches[Semantics.SPIDER],
+        official=official,
+        strict=strict,
+        spider=spider,
         pred_error=pred.error,
         gold_error=gold.error,
         pred_rows=len(pred.rows) if pred.rows is not None else None,
