@@ -178,3 +178,12 @@ def test_a_gguf_loads_dequantised_and_can_be_trained_and_saved(qwen05_gguf, tmp_
     model.eval()
     model.save_pretrained(tmp_path / "saved")
     assert (tmp_path / "saved" / "config.json").is_file()
+
+
+@pytest.mark.parametrize("module_name", ["sqlscout.backends.hf", "sqlscout.backends.tiny_models"])
+def test_docstring_examples_run(module_name: str) -> None:
+    import doctest
+    import importlib
+
+    results = doctest.testmod(importlib.import_module(module_name))
+    assert results.attempted > 0 and results.failed == 0

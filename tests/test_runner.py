@@ -198,3 +198,22 @@ def test_config_is_validated_and_recorded() -> None:
     config = RunnerConfig(sampling=SamplingParams(temperature=0.0), mode="single-shot")
     assert config.to_dict()["mode"] == "single-shot"
     assert json.dumps(config.to_dict())
+
+
+@pytest.mark.parametrize(
+    "module_name",
+    ["sqlscout.runner", "sqlscout.single_shot", "sqlscout.backends.scripted", "sqlscout.backends.chat_template"],
+)
+def test_docstring_examples_run(module_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import doctest
+    import importlib
+
+    from conftest import DATA
+
+    # The examples open ../shared/data/... as from a checkout's root.
+    (tmp_path / "shared").mkdir()
+    (tmp_path / "shared" / "data").symlink_to(DATA, target_is_directory=True)
+    (tmp_path / "checkout").mkdir()
+    monkeypatch.chdir(tmp_path / "checkout")
+    results = doctest.testmod(importlib.import_module(module_name), optionflags=doctest.ELLIPSIS)
+    assert results.attempted > 0 and results.failed == 0

@@ -21,6 +21,7 @@ from sqlscout.errors import SqlscoutError
 from sqlscout.parser import ToolCall, extract_final_sql, parse_turn
 from sqlscout.policy import ScriptedPolicy, run_episode
 from sqlscout.prompts import PROMPT_VERSION, SchemaMode
+from sqlscout.runner import Rollout, Runner, RunnerConfig
 from sqlscout.sandbox import Database, SandboxConfig
 from sqlscout.scoring import Outcome, RewardConfig, Semantics, Verdict, score_sql
 from sqlscout.task import Task
@@ -39,6 +40,9 @@ __all__ = [
     "Outcome",
     "PROMPT_VERSION",
     "RewardConfig",
+    "Rollout",
+    "Runner",
+    "RunnerConfig",
     "SandboxConfig",
     "SchemaMode",
     "ScriptedPolicy",
