@@ -158,3 +158,28 @@ def test_config_is_validated(kwargs: dict) -> None:
         SandboxConfig(**kwargs)
     with pytest.raises(ValueError):  # ConfigError is a ValueError too
         SandboxConfig(**kwargs)
+
+
+def test_a_snapshot_reads_one_version_of_the_file_and_ends_cleanly(make_db) -> None:
+    import sqlite3
+
+    path = make_db("PRAGMA journal_mode = WAL; CREATE TABLE t (x INT); INSERT INTO t VALUES (1);")
+    writer = sqlite3.connect(path, isolation_level=None)  # keeps the WAL files in place
+    db = Database(path, SandboxConfig(timeout_s=DEADLINE_S))
+    with db.snapshot():
+        assert db.execute("SELECT x FROM t").rows == [(1,)]
+        writer.execute("UPDATE t SET x = 2")
+        assert db.execute("SELECT x FROM t").rows == [(1,)]  # the snapshot's version
+        with db.snapshot():  # nested: the same snapshot
+            assert db.execute("SELECT x FROM t").rows == [(1,)]
+        for verb in ("COMMIT", "ROLLBACK", "END", "BEGIN", "SAVEPOINT s", "EXPLAIN COMMIT"):
+            with pytest.raises(QueryRefused):
+                db.execute(verb)
+        with pytest.raises(QueryTimeout):
+            db.execute(RUNAWAYS["endless_recursive_cte"])
+        assert db.execute("SELECT x FROM t").rows == [(1,)]  # a timeout does not end it
+    assert db.execute("SELECT x FROM t").rows == [(2,)]
+    with pytest.raises(QueryRefused):
+        db.execute("UPDATE t SET x = 3")
+    db.close()
+    writer.close()

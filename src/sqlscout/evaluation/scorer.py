@@ -331,6 +331,10 @@ class _DatabaseScorer:
 
     def __init__(self, path: str, bundle: ResultBundle | None, config: ScoreConfig, unparsed: _Unparsed) -> None:
         self.db = Database(path, SandboxConfig(timeout_s=config.timeout_s, max_rows=config.max_rows))
+        # One read transaction for all its questions: every query sees the same bytes,
+        # and SQLite locks the file once, not per query (on Spider, half a query's cost).
+        self._snapshot = self.db.snapshot()
+        self._snapshot.__enter__()
         self.bundle = bundle
         self.config = config
         self.unparsed = unparsed
@@ -415,8 +419,11 @@ class _DatabaseScorer:
             self.bundle.flush()
 
     def close(self) -> None:
-        self.flush()
-        self.db.close()
+        try:
+            self.flush()
+            self._snapshot.__exit__(None, None, None)
+        finally:
+            self.db.close()
 
 
 def _cells(result: ExecResult) -> int:
