@@ -31,7 +31,9 @@ def _apply_condition(tasks: list, condition: str, cache_dir: Path, seed: int) ->
 
 def _load_backend(model: str, backend: Optional[str], max_batch: int, token_budget: int, threads: Optional[int]) -> Any:
     """The backend for ``model``, sized for ``max_batch`` episodes in flight."""
-    from sqlscout.models import load_backend, resolve_model
+    import os
+
+    from sqlscout.models import default_cache_dir, load_backend, resolve_model
 
     spec = resolve_model(model)
     chosen = backend or spec.default_backend()
@@ -40,7 +42,8 @@ def _load_backend(model: str, backend: Optional[str], max_batch: int, token_budg
         # One cache slot per episode in flight, each large enough for a whole episode, so
         # every turn reuses its episode's prefix instead of evaluating it again.
         options = {"slots": max_batch, "n_ctx": min(max_batch * token_budget, 262_144), "n_threads": threads}
-    return load_backend(model, chosen, **options)
+    # GGUF presets are joined into the user's cache ($SQLSCOUT_CACHE_DIR / $XDG_CACHE_HOME).
+    return load_backend(model, chosen, cache_dir=default_cache_dir(os.environ), **options)
 
 
 def _parameters(backend: Any) -> Optional[int]:
