@@ -125,3 +125,17 @@ def test_preset_checksum_matches_the_joined_default(qwen05_gguf: Path) -> None:
     parts = PRESETS["qwen2.5-coder-0.5b"].gguf
     assert parts is not None and qwen05_gguf.stat().st_size == parts.size
     assert qwen05_gguf.read_bytes()[:4] == b"GGUF"
+
+
+@pytest.mark.parametrize(
+    "module_name",
+    ["sqlscout.models.presets", "sqlscout.models.load", "sqlscout.backends.llama_cpp",
+     "sqlscout.backends.openai_compat", "sqlscout.cli.trace", "sqlscout.demo"],
+)  # fmt: skip
+def test_docstring_examples(module_name: str) -> None:
+    import doctest
+    import importlib
+
+    module = importlib.import_module(module_name)
+    outcome = doctest.testmod(module, optionflags=doctest.ELLIPSIS)
+    assert outcome.failed == 0 and outcome.attempted > 0
