@@ -103,6 +103,8 @@ def test_unknown_preset_and_missing_file_are_one_line_errors(tmp_path: Path) -> 
         load_backend("qwen9-coder")
     with pytest.raises(BackendError, match="model file not found"):
         load_backend(str(tmp_path / "missing.gguf"))
+    with pytest.raises(ConfigError, match="runs on the openai backend"):
+        load_backend("http://127.0.0.1:9/v1", backend="vllm")
     with pytest.raises(ConfigError, match="unknown backend 'tpu'"):
         load_backend("qwen2.5-coder-0.5b", backend="tpu", cache_dir=tmp_path)
 

@@ -157,6 +157,8 @@ def _require_local_hub_copy(hub_id: str) -> None:
 
 
 def _vllm(location: str, spec: ModelSpec, options: dict[str, Any]) -> Backend:
+    if spec.kind == "url":
+        raise ConfigError("a server URL runs on the openai backend, not vllm")
     from sqlscout.backends.vllm import VLLMBackend, VLLMConfig
 
     chat = options.pop("chat", None)
