@@ -52,6 +52,11 @@ Progress = Callable[[int, int, int], None]  # (scored, total, correct so far)
 _SLICE = 64  # questions scored between two looks at the clock (and progress reports)
 _POOL_AFTER_S = 0.5  # in-process time before a pool is considered (workers=None)
 _POOL_FOR_S = 1.0  # the remaining work, projected, that is worth starting a pool for
+# A pool costs every question about 50 us more CPU (jobs and verdicts cross pipes, each
+# worker opens the databases again and parses in smaller batches), so it pays only
+# where questions are slower than this in this process (BIRD's take milliseconds;
+# Spider's about 0.1 ms, where a pool of two was slower on a loaded 2-core machine).
+_POOL_QUESTION_S = 1e-3
 _OPEN_DATABASES = 8  # per pool worker
 _STAGE_CELLS = 1_000_000  # result cells held at once before they are compared
 _UNPARSED = 512  # predictions that did not run, parsed together
@@ -272,10 +277,13 @@ def _score_here(
 
 
 def _worth_a_pool(elapsed: float, done: int, total: int) -> bool:
-    """Whether the questions left would take long enough in this process (judging by
-    the ones done) that a pool's start-up is worth paying."""
+    """Whether, judging by the questions done, the ones left are slow enough and would
+    take long enough in this process that a pool's costs are worth paying."""
     left = total - done
-    return elapsed > _POOL_AFTER_S and left > _SLICE and elapsed / done * left > _POOL_FOR_S
+    if elapsed <= _POOL_AFTER_S or left <= _SLICE or not done:
+        return False
+    per_question = elapsed / done
+    return per_question > _POOL_QUESTION_S and per_question * left > _POOL_FOR_S
 
 
 # (index, predicted SQL, gold SQL, gold result, predicted result, sources, top-level ORDER BY of the gold)
@@ -470,9 +478,11 @@ def _score_in_pool(
         parses("SELECT 1")
     # A Pool queues every job at once, so a worker never waits for the parent to hand
     # it the next one (an executor feeds its workers one or two at a time).
-    with context.Pool(min(workers, len(jobs))) as pool:
+    with context.Pool(min(workers, len(jobs)), initializer=_start_worker) as pool:
         for results in pool.imap_unordered(_score_job, jobs):
             collect.take(results)
+        pool.close()
+        pool.join()  # workers end cleanly, so each writes what it learnt once (_start_worker)
 
 
 def _context() -> multiprocessing.context.BaseContext:
@@ -489,6 +499,20 @@ _scorers: OrderedDict[tuple[str, ScoreConfig], _DatabaseScorer] = OrderedDict()
 _caches: dict[tuple[Path, int], ResultCache] = {}
 
 
+def _start_worker() -> None:
+    # Cache files are written when a worker ends (a clean end: the pool is closed and
+    # joined), not after every job: rewriting a database's file per job cost more than
+    # scoring the job. A worker that dies loses only cache entries.
+    from multiprocessing.util import Finalize
+
+    Finalize(None, _close_scorers, exitpriority=10)
+
+
+def _close_scorers() -> None:
+    while _scorers:
+        _scorers.popitem()[1].close()
+
+
 def _score_job(job: _Job) -> list[tuple[int, Verdict, tuple[str, ...]]]:
     key = (job.db_path, job.config)
     scorer = _scorers.pop(key, None)
@@ -501,6 +525,4 @@ def _score_job(job: _Job) -> list[tuple[int, Verdict, tuple[str, ...]]]:
     _scorers[key] = scorer
     while len(_scorers) > _OPEN_DATABASES:
         _scorers.popitem(last=False)[1].close()
-    results = scorer.score(job.items) + scorer.unparsed.drain()
-    scorer.flush()  # the pool ends its workers without notice: write what this job learnt
-    return results
+    return scorer.score(job.items) + scorer.unparsed.drain()
