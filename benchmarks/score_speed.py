@@ -7,12 +7,16 @@ connection, runs the predicted then the gold query with ``fetchall()``, and comp
 ``set(pred) == set(gold)``; nothing is cached.
 
 The predictions are Spider dev's runnable gold queries, perturbed
-(``sqlscout.evaluation.perturb``) so that the verdicts vary. Both sides use one process
-per core. sqlscout is timed cold (empty gold cache) and warm (the cache the cold run
-filled), and with ``--cache-predictions`` once every result is cached. Each figure is
-the best of ``--repeats`` runs in this process, as wall time and as CPU time (this
-process plus its joined pool workers). On a shared, loaded machine the CPU figure is
-the steadier one: wall time there mostly measures the scheduler.
+(``sqlscout.evaluation.perturb``) so that the verdicts vary. The official approach uses
+one process per core (``--workers``). sqlscout is timed as ``sqlscout score`` runs by
+default (it decides where to score: on these small queries, in this process) and with
+a pool of ``--workers`` processes from the start; each cold (empty gold cache) and warm
+(the cache the cold run filled, so only the predictions run), and with
+``--cache-predictions`` once every result is cached. Every figure is the median of
+``--repeats`` runs in this process, as wall time and as CPU time (this process plus its
+joined pool workers); memoised parses are forgotten before each run. On a shared,
+loaded machine the CPU figure is the steadier one: wall time there mostly measures the
+scheduler.
 
 Note what each side computes per question: the official approach one set comparison;
 sqlscout the official, strict and Spider verdicts and the outcome tier (which parses a

@@ -38,7 +38,7 @@ import sys
 from collections import OrderedDict
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Iterable, Iterator, Sequence
 
 from sqlscout.data.conditions import content_hash
 from sqlscout.scoring import ExecResult
@@ -116,21 +116,27 @@ class ResultCache:
 
     def database_hash(self, db_path: str | os.PathLike[str]) -> str:
         """The sha256 of a database file, remembered by (path, size, mtime)."""
-        path = str(Path(db_path).resolve())
-        stat = os.stat(path)
-        stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
+        return self.database_hashes([db_path])[0]
+
+    def database_hashes(self, db_paths: Sequence[str | os.PathLike[str]]) -> list[str]:
+        """:meth:`database_hash` of each file; what was new is written down once."""
         if self._hashes is None:
             self._hashes = _read(self._hash_file) or {}
-        known = self._hashes.get(path)
-        if known is not None and known[0] == stamp:
-            return known[1]
-        digest = content_hash(path)
-        self._hashes[path] = (stamp, digest)
-        with self._locked():
-            on_disk = _read(self._hash_file) or {}
-            on_disk[path] = (stamp, digest)
-            _write(self._hash_file, on_disk)
-        return digest
+        digests, learnt = [], {}
+        for db_path in db_paths:
+            path = str(Path(db_path).resolve())
+            stat = os.stat(path)
+            stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
+            known = self._hashes.get(path)
+            if known is None or known[0] != stamp:
+                known = self._hashes[path] = learnt[path] = (stamp, content_hash(path))
+            digests.append(known[1])
+        if learnt:
+            with self._locked():
+                on_disk = _read(self._hash_file) or {}
+                on_disk.update(learnt)
+                _write(self._hash_file, on_disk)
+        return digests
 
     @property
     def _hash_file(self) -> Path:

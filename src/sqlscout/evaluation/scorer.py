@@ -182,7 +182,8 @@ def score_predictions(
     start = time.perf_counter()
     work = _group(predictions)
     cache = ResultCache(config.cache_dir, max_rows=config.max_rows) if config.cache_dir is not None else None
-    hashes = {path: cache.database_hash(path) for path, _ in work} if cache is not None else {}
+    paths = [path for path, _ in work]
+    hashes = dict(zip(paths, cache.database_hashes(paths))) if cache is not None else {}
     collect = _Collector(len(predictions), config.semantics, progress)
     workers = 1
     try:
