@@ -19,16 +19,16 @@ chromium:
 		|| echo "note: could not install chromium; the report's browser tests will be skipped"
 
 # llama-cpp-python has no prebuilt CPU wheel on PyPI: the first install compiles it
-# (about 10 minutes on 2 cores; pip caches the wheel after that). LLAVA_BUILD=OFF skips
+# (~7 CPU-minutes, 20 min wall measured on a busy 2-core machine; pip caches the wheel after that). LLAVA_BUILD=OFF skips
 # the multimodal library, which sqlscout does not use.
 export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
 
 test: venv chromium
-	@echo "installing test dependencies (a first install compiles llama-cpp-python: ~10 min)"
+	@echo "installing test dependencies (a first install compiles llama-cpp-python: up to ~20 min)"
 	$(BIN)/pip install -q -e '.[dev]'
 	$(BIN)/python -m pytest
 
 demo: venv
-	@echo "installing sqlscout (a first install compiles llama-cpp-python: ~10 min)"
+	@echo "installing sqlscout (a first install compiles llama-cpp-python: up to ~20 min)"
 	$(BIN)/pip install -q -e '.[llama]'
 	$(BIN)/sqlscout demo
