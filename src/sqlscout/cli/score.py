@@ -73,6 +73,7 @@ def score_command(
             "gold_cache_hits": run.gold_cache_hits,
             "gold_repeats": run.gold_repeats,
             "gold_runs": run.gold_runs,
+            "prediction_cache_hits": run.pred_cache_hits,
             "workers": run.workers,
             "elapsed_s": round(run.elapsed_s, 3),
         }
@@ -83,6 +84,8 @@ def score_command(
     if unanswered:
         notes.append(f"{unanswered} questions had no prediction (counted wrong)")
     notes.append(f"gold queries: {run.gold_runs} run, {run.gold_cache_hits} from cache, {run.gold_repeats} repeated")
+    if run.pred_cache_hits:
+        notes.append(f"predictions: {run.pred_cache_hits} results from cache")
     notes.append(f"{run.elapsed_s:.2f} s on {run.workers} process{'es' if run.workers > 1 else ''}")
     console.print("  ".join(notes), markup=False, soft_wrap=True)
 

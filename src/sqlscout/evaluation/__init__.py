@@ -5,13 +5,43 @@
 SPEC §6; ``sqlscout report`` renders them.
 """
 
-from sqlscout.evaluation.config import EvalConfig, EvalMode, config_mismatch
-from sqlscout.evaluation.metrics import Accuracy, RunMetrics, compute_metrics, majority_vote, pass_at_k
-from sqlscout.evaluation.record import EpisodeRecord, ResultPreview, task_key
-from sqlscout.evaluation.run import Progress, RunOutcome, plan_jobs, run_eval
-from sqlscout.evaluation.sources import EpisodeSource, Job, policy_source, runner_source
-from sqlscout.evaluation.store import RunDir
-from sqlscout.evaluation.trace import EpisodeFacts, episode_facts
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from sqlscout.evaluation.config import EvalConfig, EvalMode, config_mismatch
+    from sqlscout.evaluation.metrics import Accuracy, RunMetrics, compute_metrics, majority_vote, pass_at_k
+    from sqlscout.evaluation.record import EpisodeRecord, ResultPreview, task_key
+    from sqlscout.evaluation.run import Progress, RunOutcome, plan_jobs, run_eval
+    from sqlscout.evaluation.sources import EpisodeSource, Job, policy_source, runner_source
+    from sqlscout.evaluation.store import RunDir
+    from sqlscout.evaluation.trace import EpisodeFacts, episode_facts
+
+# Imported when first asked for: `sqlscout score` needs only the scorer and the
+# predictions reader of this package, not the runner, metrics and stores below.
+_HOME = {
+    **dict.fromkeys(("EvalConfig", "EvalMode", "config_mismatch"), "config"),
+    **dict.fromkeys(("Accuracy", "RunMetrics", "compute_metrics", "majority_vote", "pass_at_k"), "metrics"),
+    **dict.fromkeys(("EpisodeRecord", "ResultPreview", "task_key"), "record"),
+    **dict.fromkeys(("Progress", "RunOutcome", "plan_jobs", "run_eval"), "run"),
+    **dict.fromkeys(("EpisodeSource", "Job", "policy_source", "runner_source"), "sources"),
+    "RunDir": "store",
+    **dict.fromkeys(("EpisodeFacts", "episode_facts"), "trace"),
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_HOME})
+
 
 __all__ = [
     "Accuracy",
