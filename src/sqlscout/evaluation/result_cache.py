@@ -46,7 +46,10 @@ from sqlscout.scoring import ExecResult
 __all__ = ["SPILL_CELLS", "ResultBundle", "ResultCache", "cacheable"]
 
 _FORMAT = 2
-SPILL_CELLS = 20_000  # a result with more cells gets a file of its own
+# A result with more cells gets a file of its own. It bounds what a database's file
+# holds per query, so the file stays quick to read and to rewrite (sqlscout eval adds
+# gold results one by one, rewriting it each time).
+SPILL_CELLS = 5_000
 _OPEN_BUNDLES = 4  # databases' results held in memory at once, per process
 _VOLATILE_WORDS = ("random", "now", "current_", "changes", "last_insert_rowid")  # what _VOLATILE needs
 _VOLATILE = re.compile(r"\brandom(?:blob)?\s*\(|'now'|\bcurrent_(?:date|time|timestamp)\b|\bchanges\s*\(|\blast_insert_rowid\b", re.I)

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from sqlscout.errors import ConfigError, DataError
-from sqlscout.evaluation.result_cache import SPILL_CELLS, ResultBundle, ResultCache
+from sqlscout.evaluation.result_cache import ResultBundle, ResultCache
 from sqlscout.sandbox import Database, SandboxConfig
 from sqlscout.scoring import ExecResult, Semantics, Verdict, execute_for_scoring, has_top_level_order_by, score_sql
 from sqlscout.scoring.verdict import SCORING_MAX_ROWS, SCORING_TIMEOUT_S, parses
@@ -59,6 +59,7 @@ _POOL_FOR_S = 1.0  # the remaining work, projected, that is worth starting a poo
 _POOL_QUESTION_S = 1e-3
 _OPEN_DATABASES = 8  # per pool worker
 _STAGE_CELLS = 1_000_000  # result cells held at once before they are compared
+_MEMO_CELLS = 20_000  # gold results up to this size are remembered for the rest of their database
 _UNPARSED = 512  # predictions that did not run, parsed together
 
 
@@ -309,7 +310,7 @@ class _Unparsed:
     def add(self, entry: Staged) -> bool:
         """Keep ``entry`` for later; False when it should be judged now instead."""
         cells = _cells(entry[3])
-        if cells > SPILL_CELLS:
+        if cells > _MEMO_CELLS:
             return False
         self.waiting.append(entry)
         self.cells += cells
@@ -408,7 +409,7 @@ class _DatabaseScorer:
             source = _RAN
             if bundle is not None:
                 bundle.put(sql, gold)
-        if _cells(gold) <= SPILL_CELLS:
+        if _cells(gold) <= _MEMO_CELLS:
             self.golds[sql] = (gold, order)
         return gold, order, (source,)
 
