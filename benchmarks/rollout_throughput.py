@@ -80,10 +80,10 @@ def build_backend(args: argparse.Namespace) -> Backend:
         from sqlscout.backends.hf import HFBackend, HFConfig, load_hf
         from sqlscout.backends.tiny_models import tiny_qwen3, tiny_qwen3_5
 
-        config = HFConfig(device="cpu", max_batch=args.episodes)
+        config = HFConfig(device=args.device, max_batch=args.episodes)
         if args.model in ("tiny-qwen3.5", "tiny-qwen3"):
             model, tokenizer = (tiny_qwen3_5 if args.model == "tiny-qwen3.5" else tiny_qwen3)(seed=0)
-            return HFBackend(model, tokenizer, config)
+            return HFBackend(model.to("cpu" if args.device == "cpu" else "cuda"), tokenizer, config)
         return load_hf(args.model, config)
     if args.backend == "llama-cpp":
         from sqlscout.backends.llama_cpp import LlamaCppBackend, LlamaCppConfig
@@ -100,6 +100,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--rounds", type=int, default=2, help="tool rounds per episode")
     parser.add_argument("--turn-tokens", type=int, default=32, help="max tokens per model turn")
     parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--device", default="cpu", help="hf only: cpu or cuda")
     args = parser.parse_args(argv)
 
     backend = build_backend(args)

@@ -187,3 +187,22 @@ def test_docstring_examples_run(module_name: str) -> None:
 
     results = doctest.testmod(importlib.import_module(module_name))
     assert results.attempted > 0 and results.failed == 0
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+@pytest.mark.parametrize("build", [tiny_qwen3, tiny_qwen3_5])
+def test_on_a_gpu(build) -> None:
+    model, tokenizer = build(seed=0)
+    exact = HFBackend(model.to("cuda"), tokenizer)  # float32: log-probs checked against a forward pass
+    params = [SamplingParams(seed=1, max_tokens=5), SamplingParams(seed=2, max_tokens=9, temperature=1.0, top_p=0.8)]
+    reqs = requests(exact, params)
+    for gen, req in zip(exact.generate(reqs), reqs):
+        assert len(gen.token_ids) == req.params.max_tokens
+        assert gen.logprobs == pytest.approx(reference_logprobs(exact, req, gen.token_ids), abs=2e-3)
+    fast = HFBackend(model.to(dtype=torch.bfloat16), tokenizer)
+    tasks = [Task(f"q{i}", f"How many rows are in table number {i}?", CHINOOK) for i in range(8)]
+    config = RunnerConfig(episode=EpisodeConfig(max_rounds=1, max_turn_tokens=16, token_budget=4000), seed=3)
+    first = run_all(fast, tasks, config)
+    assert [r.token_ids for r in first] == [r.token_ids for r in run_all(fast, tasks, config)]
+    assert all(len(r.token_ids) == r.result.total_tokens for r in first)
