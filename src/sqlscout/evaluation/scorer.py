@@ -12,9 +12,12 @@ the sandbox's scoring deadline and row cap. Around it:
   kept too). A gold query asked twice in a run is run once;
 - where to score is decided as it goes (``workers=None``): a benchmark's queries are
   usually so small that a process pool costs more than it saves (starting workers,
-  sending jobs), so scoring starts in this process and hands what is left to a pool of
-  one process per core only once the work so far says the rest would take long;
+  sending jobs and verdicts, reopening databases), so scoring starts in this process
+  and hands what is left to a pool of one process per core only once the questions
+  done say the rest are slow (over a millisecond each) and long (over a second);
   ``workers=1`` never starts a pool, ``workers=N`` scores in N processes from the start;
+- each database's questions run in one read transaction (``Database.snapshot``), and
+  sqlglot is asked only what a comparison needs, many questions at once;
 - memory stays bounded: one database's gold results at a time, big ones only as long
   as their question needs them, and pool workers send back verdicts, never rows.
 
@@ -344,7 +347,11 @@ class _DatabaseScorer:
         # One read transaction for all its questions: every query sees the same bytes,
         # and SQLite locks the file once, not per query (on Spider, half a query's cost).
         self._snapshot = self.db.snapshot()
-        self._snapshot.__enter__()
+        try:
+            self._snapshot.__enter__()
+        except BaseException:
+            self.db.close()
+            raise
         self.bundle = bundle
         self.config = config
         self.unparsed = unparsed
