@@ -39,7 +39,8 @@ def reference_logprobs(backend: HFBackend, request: GenerationRequest, ids: list
     """Recompute each sampled token's log-probability with one unbatched forward pass."""
     prompt = list(request.prompt_ids)
     with torch.no_grad():
-        logits = backend.model(torch.tensor([prompt + ids]), logits_to_keep=len(ids) + 1).logits[0, :-1].float()
+        full = torch.tensor([prompt + ids], device=backend.device)
+        logits = backend.model(full, logits_to_keep=len(ids) + 1).logits[0, :-1].float()
     p = request.params
     out = []
     for step, token in enumerate(ids):
