@@ -52,7 +52,7 @@ SAMPLES = [
 def test_token_logprobs_are_the_log_softmax_at_the_trained_tokens_only():
     model = tiny_model()
     ids, attention, trained = pad_batch(SAMPLES, pad_id=0, device=torch.device("cpu"))
-    logp, entropy = token_logprobs(model, ids, attention, trained, temperature=0.7, entropy=True)
+    logp, entropy = token_logprobs(model, ids, attention, trained, temperature=0.7, entropy_stride=1)
     full = model(input_ids=ids, attention_mask=attention).logits.float() / 0.7
     expected, ent = [], []
     for row, s in enumerate(SAMPLES):
@@ -161,3 +161,46 @@ def test_trainable_mask_rejects_spans_outside_the_sequence():
         trainable_mask([(SegmentKind.MODEL, 3, 9)], 5)
     with pytest.raises(ValueError):
         train_sample([1, 2], [(SegmentKind.MODEL, 0, 2)], None, 1.0)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_selective_log_softmax_matches_autograd(dtype, monkeypatch):
+    from sqlscout.train import logprobs as lp
+
+    monkeypatch.setattr(lp, "_CHUNK_ROWS", 3)  # several chunks
+    torch.manual_seed(0)
+    logits = (torch.randn(7, 50) * 3).to(dtype).requires_grad_()
+    targets = torch.randint(0, 50, (7,))
+    weights = torch.randn(7)
+    logp, ent = lp._SelectiveLogSoftmax.apply(logits, targets, 0.6, 1)
+    (logp * weights).sum().backward()
+    reference = logits.detach().float().requires_grad_()
+    dist = (reference / 0.6).log_softmax(-1)
+    expected = dist.gather(-1, targets[:, None]).squeeze(-1)
+    (expected * weights).sum().backward()
+    tol = 1e-5 if dtype is torch.float32 else 2e-2
+    assert torch.allclose(logp, expected, atol=tol)
+    assert torch.allclose(ent, -(dist.exp() * dist).sum(-1), atol=tol)
+    assert torch.allclose(logits.grad.float(), reference.grad, atol=tol)
+    strided = lp._SelectiveLogSoftmax.apply(logits.detach(), targets, 0.6, 2)[1]  # rows 0, 2, 4, 6 across chunks of 3
+    assert torch.isnan(strided[1::2]).all()
+    assert torch.allclose(strided[0::2], ent[0::2], atol=tol)
+
+
+def test_sampler_replica_follows_the_policy_after_an_update():
+    from types import SimpleNamespace
+
+    from sqlscout.train.sampler import _replica_of, _sync_replica
+
+    model = tiny_model()
+    accelerator = SimpleNamespace(mixed_precision="no", device=torch.device("cpu"))
+    replica = _replica_of(model, accelerator)
+    _sync_replica(replica, model)
+    ids = torch.tensor([[1, 5, 7, 9, 11]])
+    assert torch.equal(replica(input_ids=ids).logits, model(input_ids=ids).logits)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    grpo_update(model, opt, None, SAMPLES, LossConfig(), temperature=1.0, kl_coef=0.0, reference=None, pad_id=0,
+                micro_batch_tokens=100, max_grad_norm=None)  # fmt: skip
+    assert not torch.equal(replica(input_ids=ids).logits, model(input_ids=ids).logits)
+    _sync_replica(replica, model)
+    assert torch.equal(replica(input_ids=ids).logits, model(input_ids=ids).logits)

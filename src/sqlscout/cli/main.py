@@ -28,3 +28,7 @@ train_cli.register(app)
 
 def main() -> None:  # pragma: no cover - console script shim
     app()
+
+
+if __name__ == "__main__":  # `python -m sqlscout.cli.main`, e.g. under `accelerate launch -m`
+    main()

@@ -3,14 +3,15 @@
 Only the positions that predict a trained token go through the LM head: agentic
 transcripts are mostly prompt and tool output, and the vocabulary is large (248k for
 Qwen3.5), so projecting every position would dominate memory. The log-softmax runs in
-float32, in row chunks recomputed in the backward pass, so at most one chunk of
-float32 logits is alive at a time.
+float32, in row chunks, forward and backward (:class:`_SelectiveLogSoftmax`), so at most
+one chunk of float32 logits is alive at a time.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import torch
-from torch.utils.checkpoint import checkpoint
 
 __all__ = ["token_logprobs"]
 
@@ -24,16 +25,65 @@ def _supports_mask_keep() -> bool:
     return hasattr(mu, "slice_logits_to_keep")
 
 
-def _rows_logprobs(logits: torch.Tensor, targets: torch.Tensor, temperature: float) -> torch.Tensor:
-    scaled = logits.float() / temperature
-    return scaled.gather(-1, targets[:, None]).squeeze(-1) - scaled.logsumexp(-1)
+class _SelectiveLogSoftmax(torch.autograd.Function):
+    """log softmax(logits / T)[target] per row, and the entropy of every
+    ``entropy_stride``-th row (NaN elsewhere; 0 computes none).
 
+    Saves only the rows' log-normaliser: the backward pass recomputes the softmax chunk
+    by chunk, so the vocabulary-sized work is one exponential pass forward and one
+    backward — what a plain cross-entropy costs — and no float32 copy of the logits
+    outlives its chunk. Entropy is telemetry, so a strided sample of rows keeps its
+    cost (one more exponential pass on those rows) small.
+    """
 
-@torch.no_grad()
-def _rows_entropy(logits: torch.Tensor, temperature: float) -> torch.Tensor:
-    scaled = logits.float() / temperature
-    logp = scaled.log_softmax(-1)
-    return -(logp.exp() * logp).sum(-1)
+    @staticmethod
+    def forward(ctx: Any, logits: torch.Tensor, targets: torch.Tensor, temperature: float, entropy_stride: int) -> Any:
+        n = logits.shape[0]
+        logp = torch.empty(n, dtype=torch.float32, device=logits.device)
+        lse = torch.empty(n, dtype=torch.float32, device=logits.device)
+        ent = torch.full((n if entropy_stride else 0,), float("nan"), dtype=torch.float32, device=logits.device)
+        for start in range(0, n, _CHUNK_ROWS):
+            rows = slice(start, start + _CHUNK_ROWS)
+            y = torch.div(logits[rows].float(), temperature)  # a fresh float32 buffer: safe to edit in place
+            top = y.amax(-1, keepdim=True)
+            y.sub_(top)  # y = z - max(z)
+            picked = y.gather(-1, targets[rows, None]).squeeze(-1)
+            if entropy_stride:
+                # H = log(sum e) - sum(e * y) / sum(e), with y = z - max(z) and e = exp(y),
+                # on every entropy_stride-th row (start aligned to the stride)
+                first = (-start) % entropy_stride
+                y_sub = y[first::entropy_stride]
+                e = y_sub.exp()
+                sub_total = e.sum(-1)
+                ent[start + first : start + y.shape[0] : entropy_stride] = (
+                    sub_total.log() - torch.bmm(e[:, None, :], y_sub[:, :, None]).view(-1) / sub_total
+                )
+            total = y.exp_().sum(-1)
+            log_total = total.log()
+            lse[rows] = top.squeeze(-1) + log_total
+            logp[rows] = picked - log_total
+        ctx.save_for_backward(logits, targets, lse)
+        ctx.temperature = temperature
+        ctx.mark_non_differentiable(ent)
+        return logp, ent
+
+    @staticmethod
+    def backward(ctx: Any, grad_logp: torch.Tensor, _grad_ent: torch.Tensor) -> Any:
+        logits, targets, lse = ctx.saved_tensors
+        temperature = ctx.temperature
+        grad = torch.empty_like(logits)
+        same_dtype = logits.dtype == torch.float32
+        for start in range(0, logits.shape[0], _CHUNK_ROWS):
+            rows = slice(start, start + _CHUNK_ROWS)
+            g = grad_logp[rows, None] / temperature
+            # d logp / d logits = (onehot(target) - softmax(z)) / T, computed in place
+            chunk = grad[rows] if same_dtype else torch.empty(grad[rows].shape, dtype=torch.float32, device=grad.device)
+            torch.div(logits[rows].float(), temperature, out=chunk)
+            chunk.sub_(lse[rows, None]).exp_().mul_(-g)
+            chunk.scatter_add_(-1, targets[rows, None], g)
+            if not same_dtype:
+                grad[rows] = chunk.to(grad.dtype)
+        return grad, None, None, None
 
 
 def token_logprobs(
@@ -43,7 +93,7 @@ def token_logprobs(
     trained: torch.Tensor,
     *,
     temperature: float = 1.0,
-    entropy: bool = False,
+    entropy_stride: int = 0,
 ) -> tuple[torch.Tensor, torch.Tensor | None]:
     """Log-probabilities of ``input_ids[trained]`` (flattened in row-major order).
 
@@ -52,10 +102,11 @@ def token_logprobs(
         attention_mask: (B, L) 1 for real tokens.
         trained: (B, L) bool, True at the tokens to score (never column 0).
         temperature: logits are divided by it, as the sampler did.
-        entropy: also return each scored position's entropy (no gradient).
+        entropy_stride: also return the entropy (no gradient) of every this-many-th scored
+            position, NaN at the others; 0 for none.
 
     Returns:
-        (logp, entropy): shapes (N,), N = trained.sum().
+        (logp, entropy): shapes (N,), N = trained.sum(); entropy is None when not asked.
     """
     predicting = torch.zeros_like(trained)
     predicting[:, :-1] = trained[:, 1:]  # the logits at t-1 predict the token at t
@@ -67,15 +118,5 @@ def token_logprobs(
         columns = predicting.any(0).nonzero().squeeze(-1)
         out = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=columns, use_cache=False)
         logits = out.logits[predicting[:, columns]]  # (N, V)
-    pieces, entropies = [], []
-    for start in range(0, logits.shape[0], _CHUNK_ROWS):
-        rows, rows_targets = logits[start : start + _CHUNK_ROWS], targets[start : start + _CHUNK_ROWS]
-        if rows.requires_grad:
-            pieces.append(checkpoint(_rows_logprobs, rows, rows_targets, temperature, use_reentrant=False))
-        else:
-            pieces.append(_rows_logprobs(rows, rows_targets, temperature))
-        if entropy:
-            entropies.append(_rows_entropy(rows.detach(), temperature))
-    logp = torch.cat(pieces) if pieces else logits.new_zeros(0, dtype=torch.float32)
-    ent = (torch.cat(entropies) if entropies else logp.new_zeros(0)) if entropy else None
-    return logp, ent
+    logp, ent = _SelectiveLogSoftmax.apply(logits, targets, temperature, entropy_stride)
+    return logp, (ent if entropy_stride else None)

@@ -68,6 +68,7 @@ def train(
     are sampled from the policy itself (``rollout.backend``). ``on_step`` gets each
     step's telemetry row after its checkpoint, if any, is written.
     """
+    import torch
     from accelerate import Accelerator
     from accelerate.utils import set_seed
 
@@ -99,8 +100,8 @@ def train(
     curriculum = LengthCurriculum(length_keys(pool, config.curriculum.key, policy.tokenizer), config.curriculum, config.seed)
     optimizer, scheduler = build_optimizer(policy.model.parameters(), config.optim, config.steps)
     model, optimizer, scheduler = accelerator.prepare(policy.model, optimizer, scheduler)
-    if policy.reference_model is not None:
-        policy.reference_model.to(accelerator.device)
+    if policy.reference_model is not None:  # frozen: kept in the compute precision, not fp32
+        policy.reference_model.to(accelerator.device, dtype=torch.bfloat16 if precision == "bf16" else torch.float32)
     temperature = config.loss.temperature or config.rollout.temperature
     reference = policy.reference_fn(temperature, wrapped=model) if kl.enabled else None
 

@@ -1,7 +1,11 @@
 """Where rollouts come from while training: the policy itself (hf backend) or a vLLM
 engine colocated on the same GPU whose weights are synced after every update.
 
-The hf backend samples with the very model being trained (no sync needed). vLLM is
+The hf backend samples with the very model being trained (no sync needed) — except
+when FSDP shards the parameters over processes: then each process samples with a full
+replica of the policy, refreshed from the sharded model after every update (a sampling
+forward on the sharded model would need every process to run the same number of them).
+vLLM is
 imported only when chosen (``rollout.backend: vllm``, or ``auto`` on a GPU where it is
 installed); it starts from the policy's initial weights saved under
 ``OUT/sampler-init`` and receives the current weights by ``load_weights`` after each
@@ -44,16 +48,24 @@ class Sampler:
         self.accelerator = accelerator
         self.model = model  # as prepared by the accelerator
         self.backend: Backend
+        self.replica: Any = None
+        _refuse_zero3(accelerator)
         if backend is not None:  # a fixed sampler (a scripted backend in tests): nothing to sync
             self.backend = backend
+        elif self.kind == "hf" and _parameters_sharded(accelerator):
+            self.replica = _replica_of(accelerator.unwrap_model(model), accelerator)
+            self.sync()
+            self.backend = _hf_backend(self.replica, tokenizer, accelerator, config, seed)
         elif self.kind == "hf":
             self.backend = _hf_backend(accelerator.unwrap_model(model), tokenizer, accelerator, config, seed)
         else:
             self.backend = _vllm_backend(accelerator.unwrap_model(model), tokenizer, config, out, seed)
 
     def sync(self) -> None:
-        """Push the policy's current weights to the sampler (a no-op for hf)."""
-        if self.kind == "vllm":
+        """Push the policy's current weights to the sampler (a no-op when it samples with the policy itself)."""
+        if self.replica is not None:
+            _sync_replica(self.replica, self.model)
+        elif self.kind == "vllm":
             _sync_vllm(self.backend, self.accelerator.unwrap_model(self.model))
 
     def close(self) -> None:
@@ -73,6 +85,41 @@ def _hf_backend(model: Any, tokenizer: Any, accelerator: Any, config: RolloutCon
                 return super().generate(requests)
 
     return PolicyBackend(model, tokenizer, HFConfig(max_batch=config.max_batch, seed=seed))
+
+
+def _parameters_sharded(accelerator: Any) -> bool:
+    from accelerate.utils import DistributedType
+
+    return accelerator.distributed_type is DistributedType.FSDP
+
+
+def _refuse_zero3(accelerator: Any) -> None:
+    plugin = getattr(accelerator.state, "deepspeed_plugin", None)
+    if plugin is not None and getattr(plugin, "zero_stage", 0) == 3:
+        raise ConfigError(
+            "DeepSpeed ZeRO-3 shards the parameters, which sampling needs whole: use ZeRO-2 "
+            "(configs/accelerate/deepspeed-zero2.yaml) or FSDP (configs/accelerate/fsdp.yaml)"
+        )
+
+
+def _replica_of(model: Any, accelerator: Any) -> Any:
+    """An unsharded copy of the policy's architecture on this process's device, for sampling."""
+    import torch
+    from transformers import AutoModelForCausalLM
+
+    if hasattr(model, "peft_config"):
+        raise ConfigError("LoRA with FSDP is not supported by the hf sampler; train LoRA with DDP or DeepSpeed ZeRO-2")
+    dtype = torch.bfloat16 if accelerator.mixed_precision == "bf16" else torch.float32
+    replica = AutoModelForCausalLM.from_config(model.config, dtype=dtype)
+    return replica.to(accelerator.device).eval().requires_grad_(False)
+
+
+def _sync_replica(replica: Any, model: Any) -> None:
+    """Gather the sharded policy's full weights (a collective: every process calls it) into the replica."""
+    from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
+
+    state = get_model_state_dict(model, options=StateDictOptions(full_state_dict=True))
+    replica.load_state_dict(state)
 
 
 def _vllm_backend(model: Any, tokenizer: Any, config: RolloutConfig, out: Path, seed: int) -> Backend:

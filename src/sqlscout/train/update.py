@@ -27,6 +27,10 @@ from sqlscout.train.mask import TrainSample
 
 __all__ = ["UpdateStats", "grpo_update", "micro_batches", "pad_batch"]
 
+# Entropy is telemetry: estimated on every 8th trained token, it costs ~5 % of the
+# vocabulary-sized work instead of ~45 % (measured on a 248k vocabulary).
+ENTROPY_STRIDE = 8
+
 # A function returning a context manager in which the *same* model computes the frozen
 # reference policy (LoRA with adapters disabled), or a separate frozen model.
 ReferenceFn = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
@@ -37,7 +41,7 @@ class UpdateStats:
     loss: float = 0.0
     kl: float = 0.0  # mean k3 per trained token
     clip_frac: float = 0.0  # share of trained tokens where the clip was active
-    entropy: float = 0.0  # mean entropy per trained token (nats)
+    entropy: float = 0.0  # mean entropy per trained token (nats), on every ENTROPY_STRIDE-th token
     is_weight: float = 1.0  # mean truncated IS weight
     grad_norm: float = 0.0
     tokens: int = 0  # trained tokens (this process)
@@ -128,7 +132,8 @@ def grpo_update(
     samples = [s for s in samples]
     if mini_batches > 1:
         _fill_old_logprobs(model, samples, pad_id, micro_batch_tokens, temperature, device)
-    totals = {"loss": 0.0, "kl": 0.0, "clip": 0.0, "entropy": 0.0, "isw": 0.0, "tokens": 0, "micro": 0, "norm": 0.0}
+    totals = {"loss": 0.0, "kl": 0.0, "clip": 0.0, "entropy": 0.0, "entropy_n": 0, "isw": 0.0, "tokens": 0, "micro": 0,
+              "norm": 0.0}  # fmt: skip
     order = list(range(len(samples)))
     updates = _chunks(order, mini_batches) if order else []
     for update in updates:
@@ -143,6 +148,10 @@ def grpo_update(
         model.train()
         for k, group in enumerate(groups):
             last = k == len(groups) - 1
+            if accelerator is not None:
+                # Tells DeepSpeed where the accumulation boundary is (its engine steps there);
+                # the prepared optimizer only steps while this is True.
+                accelerator.sync_gradients = last
             with _no_sync(model, accelerator, last):
                 _micro_step(
                     model, [batch[i] for i in group] if group else [batch[0]], [weights[i] for i in group] if group else [0.0],
@@ -154,7 +163,7 @@ def grpo_update(
         loss=totals["loss"],
         kl=totals["kl"] / tokens,
         clip_frac=totals["clip"] / tokens,
-        entropy=totals["entropy"] / tokens,
+        entropy=totals["entropy"] / max(totals["entropy_n"], 1),
         is_weight=totals["isw"] / tokens,
         grad_norm=totals["norm"],
         tokens=totals["tokens"],
@@ -177,7 +186,9 @@ def _micro_step(
     totals: dict[str, float],
 ) -> None:
     ids, attention, trained = pad_batch(batch, pad_id, device)  # (B, L) each
-    logp, entropy = token_logprobs(model, ids, attention, trained, temperature=temperature, entropy=True)  # (N,)
+    logp, entropy = token_logprobs(
+        model, ids, attention, trained, temperature=temperature, entropy_stride=ENTROPY_STRIDE
+    )  # (N,) each; entropy NaN off the stride
     old = logp.detach() if batch[0].old_logprobs is None else _flat(batch, "old_logprobs", device)
     sampler = _flat(batch, "sampler_logprobs", device)
     sampler = torch.where(torch.isnan(sampler), old, sampler)  # no sampler value: no correction
@@ -204,7 +215,9 @@ def _micro_step(
         totals["loss"] += float(loss.detach()) / world
         totals["kl"] += float(pieces.kl.detach().sum())
         totals["clip"] += float(pieces.clipped.sum())
-        totals["entropy"] += float(entropy.sum()) if entropy is not None else 0.0
+        sampled = ~torch.isnan(entropy)
+        totals["entropy"] += float(entropy[sampled].sum())
+        totals["entropy_n"] += int(sampled.sum())
         totals["isw"] += float(pieces.is_weight.sum())
         totals["tokens"] += n
     totals["micro"] += 1
@@ -214,9 +227,10 @@ def _step(model: torch.nn.Module, optimizer: Any, scheduler: Any, max_grad_norm:
     params = [p for p in model.parameters() if p.requires_grad]
     if max_grad_norm is not None:
         clip = accelerator.clip_grad_norm_ if accelerator is not None else torch.nn.utils.clip_grad_norm_
-        norm = float(clip(params, max_grad_norm))
+        norm = clip(params, max_grad_norm)  # None under DeepSpeed, whose engine clips (its own config)
+        norm = float(norm) if norm is not None else float("nan")
     else:
-        grads = [p.grad.norm() for p in params if p.grad is not None]
+        grads = [p.grad.detach().norm() for p in params if p.grad is not None]
         norm = float(torch.linalg.vector_norm(torch.stack(grads))) if grads else 0.0
     optimizer.step()
     if scheduler is not None:

@@ -1,0 +1,105 @@
+"""Training configs: validated on load, errors name the field, round trip; the trainer's
+docstring examples run; importing sqlscout.train loads no heavy library."""
+
+from __future__ import annotations
+
+import doctest
+import importlib
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from sqlscout.errors import ConfigError
+from sqlscout.train.config import TrainConfig, config_from_dict, config_to_dict, load_config
+
+from conftest import REPO
+
+TRAIN_MODULES = [
+    "sqlscout.train",
+    "sqlscout.train.advantages",
+    "sqlscout.train.config",
+    "sqlscout.train.curriculum",
+    "sqlscout.train.kl",
+    "sqlscout.train.loss",
+    "sqlscout.train.mask",
+    "sqlscout.train.optim",
+    "sqlscout.train.update",
+]
+
+
+@pytest.mark.parametrize("module_name", TRAIN_MODULES)
+def test_docstring_examples_run(module_name):
+    results = doctest.testmod(importlib.import_module(module_name), optionflags=doctest.ELLIPSIS)
+    assert results.failed == 0
+
+
+BAD = [
+    ({"loss": {"clip_low": 1.5}}, "loss.clip_low must be in (0, 1)"),
+    ({"loss": {"aggregation": "mean"}}, "loss.aggregation must be one of constant, token-mean, sequence-mean"),
+    ({"loss": {"is_cap": 0.5}}, "loss.is_cap must be >= 1 or null"),
+    ({"rollout": {"group_size": 1}}, "rollout.group_size must be >= 2"),
+    ({"rollout": {"temperature": 0}}, "rollout.temperature must be > 0"),
+    ({"rollout": {"backend": "tgi"}}, "rollout.backend must be one of auto, hf, vllm"),
+    ({"kl": {"mode": "sometimes"}}, "kl.mode must be one of adaptive, fixed, off"),
+    ({"kl": {"target": 0}}, "kl.target must be > 0"),
+    ({"optim": {"betas": [0.9, 1.5]}}, "optim.betas must be two numbers in [0, 1)"),
+    ({"optim": {"lr": "fast"}}, "optim.lr: expected a number, got 'fast'"),
+    ({"optim": {"micro_batch_tokens": 1.5}}, "optim.micro_batch_tokens: expected an integer"),
+    ({"model": {"gradient_checkpointing": "yes"}}, "model.gradient_checkpointing: expected true or false"),
+    ({"model": {"name_or_path": "x", "random_init": {"model_type": "qwen3"}}}, "model.set exactly one of"),
+    ({"model": {"lora": {"r": 0}}}, "model.lora.r must be >= 1"),
+    ({"curriculum": {"key": "chars"}}, "curriculum.key must be one of sql_tokens, ast_size"),
+    ({"eval": {"data": {"benchmark": "wikisql"}}}, "eval.data.benchmark must be one of"),
+    ({"reward": {"overrides": {"equivalent": 0.5}}}, "must exceed the best wrong answer's reward"),
+    ({"steps": 0}, "steps must be >= 1"),
+    ({"step": 3}, "step: unknown key; expected one of:"),
+    ({"loss": 3}, "loss: expected a mapping"),
+]
+
+
+@pytest.mark.parametrize("data,message", BAD)
+def test_bad_values_are_refused_naming_the_field(data, message):
+    with pytest.raises(ConfigError) as exc:
+        config_from_dict(data)
+    assert message in str(exc.value)
+
+
+def test_defaults_are_the_recipe_and_round_trip():
+    cfg = TrainConfig()
+    assert (cfg.rollout.group_size, cfg.rollout.questions_per_step) == (8, 18)
+    assert (cfg.loss.clip_low, cfg.loss.clip_high, cfg.loss.normalizer, cfg.loss.aggregation) == (0.2, 0.28, 1024.0, "constant")
+    assert (cfg.kl.mode, cfg.kl.target) == ("adaptive", 0.005)
+    assert (cfg.optim.lr, cfg.optim.warmup_ratio, cfg.optim.schedule, cfg.optim.mini_batches) == (1e-5, 0.05, "cosine", 1)
+    assert cfg.rollout.token_budget == 24_576 and cfg.model.gradient_checkpointing
+    assert config_from_dict(json.loads(json.dumps(config_to_dict(cfg)))) == cfg
+
+
+def test_yaml_file_overrides_and_errors(tmp_path):
+    path = tmp_path / "c.yaml"
+    path.write_text("steps: 5\nloss:\n  aggregation: token-mean\n")
+    cfg = load_config(path, steps=2, out=str(tmp_path / "o"))
+    assert cfg.steps == 2 and cfg.out == str(tmp_path / "o") and cfg.loss.aggregation == "token-mean"
+    path.write_text("steps: [1\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(path)
+    with pytest.raises(ConfigError, match="config file not found"):
+        load_config(tmp_path / "missing.yaml")
+
+
+def test_every_shipped_config_loads():
+    for path in (REPO / "configs").glob("*.yaml"):
+        load_config(path)
+
+
+def test_importing_the_trainer_loads_no_heavy_library():
+    code = (
+        "import json, sys\nimport sqlscout.train, sqlscout.train.config, sqlscout.cli.train\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in sys.modules})))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    loaded = set(json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
+                                           check=True, timeout=60).stdout))  # fmt: skip
+    assert not loaded & {"torch", "transformers", "accelerate", "peft", "vllm"}
