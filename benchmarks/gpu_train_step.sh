@@ -21,7 +21,7 @@ PYTHON="${PYTHON:-python3}"
 EPISODES="${EPISODES:-144}"
 SEQ_LEN="${SEQ_LEN:-4096}"
 MICRO="${MICRO_BATCH_TOKENS:-32768}"
-REPS="${REPS:-2}"
+REPS="${REPS:-1}"
 export PYTHONPATH="$PWD/src${PYTHONPATH:+:$PYTHONPATH}"
 export TRANSFORMERS_VERBOSITY=error TOKENIZERS_PARALLELISM=false
 nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader || true

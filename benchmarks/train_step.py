@@ -219,18 +219,19 @@ def run_synthetic_variant(variant: str, args: argparse.Namespace) -> dict[str, A
     precision = resolve_precision("auto")
     accelerator = Accelerator(mixed_precision="bf16" if precision == "bf16" else "no")
     spec = QWEN3_5_2B if args.synthetic == "qwen3.5-2b" else dict(__import__("yaml").safe_load(CONFIG.read_text())["model"]["random_init"])
-    model = _build_model(ModelConfig(random_init=spec, tokenizer=None), seed=0)
+    with torch.device(accelerator.device):  # initialise on the GPU: a 2B random init on the CPU takes minutes
+        model = _build_model(ModelConfig(random_init=spec, tokenizer=None), seed=0)
     model.config.use_cache = False
     if not args.no_checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
     reference = None
     if variant == "grpo+kl":
-        ref_model = _build_model(ModelConfig(random_init=spec, tokenizer=None), seed=0).eval().requires_grad_(False)
-        ref_model.to(accelerator.device, dtype=torch.bfloat16 if precision == "bf16" else torch.float32)
+        with torch.device(accelerator.device):
+            ref_model = _build_model(ModelConfig(random_init=spec, tokenizer=None), seed=0).eval().requires_grad_(False)
+        ref_model.to(dtype=torch.bfloat16 if precision == "bf16" else torch.float32)
 
         def reference(ids: Any, attention: Any, trained: Any) -> Any:
-            with accelerator.autocast():
-                return token_logprobs(ref_model, ids, attention, trained, temperature=0.6)[0]
+            return token_logprobs(ref_model, ids, attention, trained, temperature=0.6)[0]  # as the trainer runs it
 
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
     model, optimizer = accelerator.prepare(model, optimizer)

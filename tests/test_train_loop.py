@@ -176,3 +176,26 @@ def test_equal_reward_groups_are_left_out_or_resampled(tmp_path, mode, rounds):
     assert run.last["episodes"] == rounds * 2 * 4
     assert run.last["groups/uniform"] == 1.0 and run.last["tokens/trained"] == 0
     assert run.last["outcome/equivalent"] == 1.0 and run.last["reward/mean"] == 3.0
+
+
+def test_lora_run_with_periodic_evaluation_on_held_out_questions(tmp_path):
+    data = tiny_config(
+        tmp_path, steps=2, eval={"every": 2, "held_out": 3, "questions": 3},
+        checkpoint={"every": 0}, telemetry={"tensorboard": False},
+    )  # fmt: skip
+    data["rollout"].update(max_rounds=1, max_turn_tokens=256, group_size=3)
+    data["model"]["lora"] = {"enabled": True, "r": 4, "alpha": 8}
+    data["optim"]["warmup_ratio"] = 0.0  # step 1 must move the adapters for step 2 to see a KL
+    cfg = config_from_dict(data)
+    run = train(cfg, backend=scripted_backend(_questions(cfg)))
+    telemetry = rows(Path(cfg.out))
+    assert "eval/official" not in telemetry[0]  # every 2 steps
+    last = telemetry[-1]
+    assert last["eval/questions"] == 3 and 0.0 <= last["eval/official"] <= 1.0
+    assert last["tokens/trained"] > 0 and last["grad_norm"] > 0  # the adapters train
+    assert last["kl"] > 0  # the reference is the same model with its adapters off
+    episodes = Path(cfg.out) / "eval" / "step-000002" / "episodes.jsonl"
+    assert len(episodes.read_text().splitlines()) == 3
+    model_dir = latest_checkpoint(Path(cfg.out)) / "model"
+    assert (model_dir / "adapter_config.json").exists()  # adapters alone
+    assert run.last == last

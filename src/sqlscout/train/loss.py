@@ -76,9 +76,13 @@ def aggregation_weights(
 
 
 def k3(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
-    """Schulman's k3 estimator of KL(pi_theta || pi_ref) per sampled token (>= 0, unbiased)."""
+    """Schulman's k3 estimator of KL(pi_theta || pi_ref) per sampled token (>= 0, unbiased).
+
+    Written as expm1(d) - d: exp(d) - d - 1 cancels to 0 in float32 for the tiny d of a
+    policy that has barely moved.
+    """
     delta = ref_logp - logp
-    return torch.exp(delta) - delta - 1.0
+    return torch.expm1(delta) - delta
 
 
 def truncated_is_weight(old_logp: torch.Tensor, sampler_logp: torch.Tensor, cap: float | None) -> torch.Tensor:
