@@ -41,7 +41,7 @@ class VLLMConfig:
         enable_prefix_caching: reuse the KV cache of shared prompt prefixes.
         seed: engine seed (requests carry their own seeds).
         thinking: ``enable_thinking`` for the chat template.
-        tokenizer: a tokenizer path or id when the model's own is not wanted (e.g. GGUF).
+        tokenizer: a tokenizer path or id when the model's own is not wanted.
         enforce_eager: skip CUDA graph capture (faster start, slower decode).
     """
 
@@ -84,7 +84,9 @@ class VLLMBackend(Backend):
     """Generation with vLLM's offline engine.
 
     Args:
-        model: a local model directory, a ``.gguf`` file, or a hub id.
+        model: a local model directory or a hub id. (vLLM 0.32 has no GGUF loader:
+            dequantise a ``.gguf`` with :func:`sqlscout.backends.hf.load_hf` and
+            ``save_pretrained`` it first; docs/backends.md shows how.)
         config: engine settings.
         chat: the turn format; derived from the tokenizer's chat template when None.
         llm: an engine already built (e.g. by a trainer that syncs weights into it).
