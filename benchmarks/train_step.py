@@ -3,16 +3,18 @@
 Part 1 — the update. The same tiny model (configs/tiny-cpu.yaml's random Qwen3.5 with
 the real tokenizer) and the same batch of real episodes (scripted explorations of Spider
 databases: list tables, describe, run the gold query, submit — so transcripts have tool
-results and several model turns). Timed, each variant in a fresh process so its peak
-memory is its own:
+results and several model turns). Three variants, timed in one process in rounds that
+interleave them (so a change in the machine's load hits all alike; median of ``--reps``
+rounds after a warm-up); on a CPU, peak memory is measured in a fresh process per variant:
 
 - ``plain``: a forward + backward + AdamW step with cross-entropy on the same trained
   tokens, micro-batched the same way — the ceiling for "train on these tokens";
 - ``grpo``: our update (clipped surrogate, truncated IS weight, entropy) without KL;
 - ``grpo+kl``: the same with the k3 KL term, which needs the frozen reference's forward.
 
-Printed: seconds per step, trained tokens per second, peak memory growth, and the
-throughput ratio grpo / plain (goal >= 0.85).
+Printed: seconds per step, trained tokens per second, peak memory (GPU: allocated;
+CPU: resident growth over one step), and the throughput ratio plain time / variant time
+(goal >= 0.85).
 
 Part 2 — a full step (rollout + update) of configs/tiny-cpu.yaml against TRL's
 ``GRPOTrainer`` (PyPI ``trl``) given the same model, group size, questions and sampling,
@@ -104,6 +106,7 @@ def episodes(n: int, out: Path) -> tuple[Any, list[Any]]:
 
 
 def plain_step(model: Any, optimizer: Any, samples: list[Any], pad_id: int, max_tokens: int) -> None:
+    """Cross-entropy on the trained tokens, micro-batched like the update: the ceiling."""
     import torch
 
     from sqlscout.train.update import micro_batches, pad_batch
@@ -119,58 +122,6 @@ def plain_step(model: Any, optimizer: Any, samples: list[Any], pad_id: int, max_
         loss.backward()
     optimizer.step()
     optimizer.zero_grad(set_to_none=True)
-
-
-def run_variant(variant: str, n_episodes: int, reps: int) -> dict[str, Any]:
-    """One variant in this process: warm-up, then ``reps`` timed steps."""
-    import torch
-
-    from sqlscout.train.logprobs import token_logprobs
-    from sqlscout.train.model import build_policy
-    from sqlscout.train.update import grpo_update
-
-    torch.manual_seed(0)
-    with tempfile.TemporaryDirectory() as tmp:
-        cfg, samples = episodes(n_episodes, Path(tmp))
-    device = "cuda" if torch.cuda.is_available() else "cpu"
-    policy = build_policy(cfg.model, kl_enabled=variant == "grpo+kl", seed=0)
-    model = policy.model.to(device)
-    reference = None
-    if variant == "grpo+kl":
-        ref_model = policy.reference_model.to(device)
-
-        def reference(ids: Any, attention: Any, trained: Any) -> Any:
-            return token_logprobs(ref_model, ids, attention, trained, temperature=0.6)[0]
-
-    optimizer = torch.optim.AdamW([p for p in model.parameters() if p.requires_grad], lr=1e-5)
-    max_tokens = cfg.optim.micro_batch_tokens
-
-    def step() -> None:
-        if variant == "plain":
-            plain_step(model, optimizer, samples, policy.pad_id, max_tokens)
-        else:
-            grpo_update(model, optimizer, None, samples, cfg.loss, temperature=0.6, kl_coef=0.01 if reference else 0.0,
-                        reference=reference, pad_id=policy.pad_id, micro_batch_tokens=max_tokens)  # fmt: skip
-
-    model.train()
-    before = _peak_memory(device)
-    step()  # warm-up
-    times = []
-    for _ in range(reps):
-        _sync(device)
-        start = time.perf_counter()
-        step()
-        _sync(device)
-        times.append(time.perf_counter() - start)
-    return {
-        "variant": variant,
-        "step_s": statistics.median(times),
-        "trained_tokens": sum(s.n_trained for s in samples),
-        "total_tokens": sum(len(s.token_ids) for s in samples),
-        "episodes": len(samples),
-        "peak_mem_mb": (_peak_memory(device) - before) / 2**20,
-        "device": device,
-    }
 
 
 QWEN3_5_2B = {  # Qwen/Qwen3.5-2B's text model (config.json's text_config)
@@ -201,13 +152,17 @@ def synthetic_samples(n: int, seq_len: int, vocab: int, prompt: int = 1024, turn
             segments.append((SegmentKind.MODEL if model_turn else SegmentKind.ENV, at, at + size))
             at, model_turn = at + size, not model_turn
         ids = [rng.randrange(vocab) for _ in range(seq_len)]
-        logprobs = [-1.0] * seq_len
-        samples.append(train_sample(ids, segments, logprobs, 1.0 if i % 2 else -1.0))
+        samples.append(train_sample(ids, segments, [-1.0] * seq_len, 1.0 if i % 2 else -1.0))
     return samples
 
 
-def run_synthetic_variant(variant: str, args: argparse.Namespace) -> dict[str, Any]:
-    """One variant for a random model of the named configuration, as the trainer runs it on a GPU."""
+VARIANTS = ("plain", "grpo", "grpo+kl")
+
+
+def setup(args: argparse.Namespace, variants: tuple[str, ...]) -> dict[str, Any]:
+    """The model, its optimizer, the batch and one step function per variant, as the trainer
+    runs them: accelerate (bf16 autocast on a GPU), gradient checkpointing when the config
+    asks, a frozen reference copy in the compute precision for the KL variant."""
     import torch
     from accelerate import Accelerator
 
@@ -218,66 +173,89 @@ def run_synthetic_variant(variant: str, args: argparse.Namespace) -> dict[str, A
 
     precision = resolve_precision("auto")
     accelerator = Accelerator(mixed_precision="bf16" if precision == "bf16" else "no")
-    spec = QWEN3_5_2B if args.synthetic == "qwen3.5-2b" else dict(__import__("yaml").safe_load(CONFIG.read_text())["model"]["random_init"])
-    with torch.device(accelerator.device):  # initialise on the GPU: a 2B random init on the CPU takes minutes
-        model = _build_model(ModelConfig(random_init=spec, tokenizer=None), seed=0)
+    if args.synthetic:
+        spec = QWEN3_5_2B if args.synthetic == "qwen3.5-2b" else __import__("yaml").safe_load(CONFIG.read_text())["model"]["random_init"]
+        samples = synthetic_samples(args.episodes, args.seq_len, spec["vocab_size"])
+        checkpointing, max_tokens = not args.no_checkpointing, args.micro_batch_tokens
+    else:
+        with tempfile.TemporaryDirectory() as tmp:
+            cfg, samples = episodes(args.episodes, Path(tmp))
+        spec, checkpointing, max_tokens = dict(cfg.model.random_init), cfg.model.gradient_checkpointing, cfg.optim.micro_batch_tokens
+    build = ModelConfig(random_init=spec, tokenizer=None)
+    with torch.device(accelerator.device):  # initialise on the GPU: a 2B random init on a CPU takes minutes
+        model = _build_model(build, seed=0)
+        ref_model = _build_model(build, seed=0).eval().requires_grad_(False) if "grpo+kl" in variants else None
     model.config.use_cache = False
-    if not args.no_checkpointing:
+    if checkpointing:
         model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
-    reference = None
-    if variant == "grpo+kl":
-        with torch.device(accelerator.device):
-            ref_model = _build_model(ModelConfig(random_init=spec, tokenizer=None), seed=0).eval().requires_grad_(False)
+    if ref_model is not None:
         ref_model.to(dtype=torch.bfloat16 if precision == "bf16" else torch.float32)
-
-        def reference(ids: Any, attention: Any, trained: Any) -> Any:
-            return token_logprobs(ref_model, ids, attention, trained, temperature=0.6)[0]  # as the trainer runs it
-
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
     model, optimizer = accelerator.prepare(model, optimizer)
-    samples = synthetic_samples(args.episodes, args.seq_len, spec["vocab_size"])
-    pad_id = 0
 
-    def step() -> None:
-        if variant == "plain":
-            with accelerator.autocast():
-                plain_step(model, optimizer, samples, pad_id, args.micro_batch_tokens)
-        else:
-            grpo_update(model, optimizer, None, samples, LossConfig(), temperature=0.6, kl_coef=0.01 if reference else 0.0,
-                        reference=reference, pad_id=pad_id, micro_batch_tokens=args.micro_batch_tokens,
-                        accelerator=accelerator)  # fmt: skip
+    def reference(ids: Any, attention: Any, trained: Any) -> Any:
+        with torch.autocast(ids.device.type, enabled=False):
+            return token_logprobs(ref_model, ids, attention, trained, temperature=0.6)[0]
 
-    device = "cuda" if torch.cuda.is_available() else "cpu"
+    def grpo(kl: bool) -> Any:
+        return lambda: grpo_update(
+            model, optimizer, None, samples, LossConfig(), temperature=0.6, kl_coef=0.01 if kl else 0.0,
+            reference=reference if kl else None, pad_id=0, micro_batch_tokens=max_tokens, accelerator=accelerator,
+        )  # fmt: skip
+
+    def plain() -> None:
+        with accelerator.autocast():
+            plain_step(model, optimizer, samples, 0, max_tokens)
+
+    steps = {"plain": plain, "grpo": grpo(False), "grpo+kl": grpo(True)}
     model.train()
-    before = _peak_memory(device) if device != "cuda" else 0.0
-    if device == "cuda":
-        torch.cuda.reset_peak_memory_stats()
-    step()  # warm-up (and the optimizer's state allocation)
-    times = []
-    for _ in range(args.reps):
-        _sync(device)
-        start = time.perf_counter()
-        step()
-        _sync(device)
-        times.append(time.perf_counter() - start)
+    device = "cuda" if torch.cuda.is_available() else "cpu"
     return {
-        "variant": variant,
-        "step_s": statistics.median(times),
+        "steps": {v: steps[v] for v in variants},
+        "device": device,
+        "device_name": torch.cuda.get_device_name() if device == "cuda" else "cpu",
         "trained_tokens": sum(s.n_trained for s in samples),
         "total_tokens": sum(len(s.token_ids) for s in samples),
         "episodes": len(samples),
-        "peak_mem_mb": (_peak_memory(device) - before) / 2**20,
-        "device": torch.cuda.get_device_name() if device == "cuda" else "cpu",
         "parameters": sum(p.numel() for p in model.parameters()),
+        "checkpointing": checkpointing,
     }
 
 
-def _peak_memory(device: str) -> float:
-    if device == "cuda":
-        import torch
+def measure_times(args: argparse.Namespace) -> dict[str, Any]:
+    """Seconds per step of each variant, timed in rounds that interleave the variants (so a
+    change in the machine's load hits all of them alike); on a GPU, peak memory too."""
+    import torch
 
-        return float(torch.cuda.max_memory_allocated())
-    return float(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss) * 1024  # KiB on Linux
+    bench = setup(args, VARIANTS)
+    device = bench["device"]
+    times: dict[str, list[float]] = {v: [] for v in VARIANTS}
+    peak: dict[str, float] = {}
+    for variant, step in bench["steps"].items():  # warm-up (and the optimizer state's allocation)
+        step()
+    for _ in range(args.reps):
+        for variant, step in bench["steps"].items():
+            if device == "cuda":
+                torch.cuda.reset_peak_memory_stats()
+            _sync(device)
+            start = time.perf_counter()
+            step()
+            _sync(device)
+            times[variant].append(time.perf_counter() - start)
+            if device == "cuda":
+                peak[variant] = max(peak.get(variant, 0.0), torch.cuda.max_memory_allocated() / 2**20)
+    info = {k: v for k, v in bench.items() if k != "steps"}
+    return {**info, "step_s": {v: statistics.median(t) for v, t in times.items()}, "all_s": times, "peak_mem_mb": peak}
+
+
+def measure_memory(args: argparse.Namespace, variant: str) -> float:
+    """Peak resident memory added by one step of ``variant`` (after a warm-up), in MiB (CPU)."""
+    bench = setup(args, (variant,))
+    step = bench["steps"][variant]
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    step()
+    step()
+    return (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before) / 2**20
 
 
 def _sync(device: str) -> None:
@@ -287,29 +265,36 @@ def _sync(device: str) -> None:
         torch.cuda.synchronize()
 
 
+def _child(args: argparse.Namespace, mode: str, variant: str | None = None) -> Any:
+    cmd = [sys.executable, __file__, "--child", mode, "--episodes", str(args.episodes), "--reps", str(args.reps),
+           "--threads", str(args.threads), "--seq-len", str(args.seq_len), "--micro-batch-tokens", str(args.micro_batch_tokens)]  # fmt: skip
+    if variant:
+        cmd += ["--variant", variant]
+    if args.synthetic:
+        cmd += ["--synthetic", args.synthetic] + (["--no-checkpointing"] if args.no_checkpointing else [])
+    done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "TRANSFORMERS_VERBOSITY": "error"})
+    if done.returncode != 0:
+        sys.exit(f"{mode} {variant or ''} failed:\n{done.stderr[-3000:]}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
 def part_update(args: argparse.Namespace) -> None:
-    results = {}
-    for variant in ("plain", "grpo", "grpo+kl"):
-        cmd = [sys.executable, __file__, "--variant", variant, "--episodes", str(args.episodes), "--reps", str(args.reps),
-               "--threads", str(args.threads), "--seq-len", str(args.seq_len),
-               "--micro-batch-tokens", str(args.micro_batch_tokens)]  # fmt: skip
-        if args.synthetic:
-            cmd += ["--synthetic", args.synthetic] + (["--no-checkpointing"] if args.no_checkpointing else [])
-        done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "TRANSFORMERS_VERBOSITY": "error"})
-        if done.returncode != 0:
-            sys.exit(f"variant {variant} failed:\n{done.stderr[-3000:]}")
-        results[variant] = json.loads(done.stdout.strip().splitlines()[-1])
-        print(f"{variant}: {json.dumps(results[variant])}", flush=True)  # kept if a later variant dies
-    plain = results["plain"]
-    print(f"\n== Part 1: GRPO update vs a plain step ({plain['episodes']} episodes, {plain['total_tokens']} tokens, "
-          f"{plain['trained_tokens']} trained, {plain['device']}) ==")  # fmt: skip
-    print(f"{'variant':10} {'s/step':>8} {'trained tok/s':>14} {'peak mem +MB':>13} {'throughput vs plain':>20}")
-    for name, r in results.items():
-        ratio = plain["step_s"] / r["step_s"]
-        print(f"{name:10} {r['step_s']:8.3f} {r['trained_tokens'] / r['step_s']:14.1f} {r['peak_mem_mb']:13.1f} {ratio:19.1%}")
-    print("goal: grpo >= 85 % of plain throughput "
-          f"({'met' if plain['step_s'] / results['grpo']['step_s'] >= 0.85 else 'NOT met'} without KL, "
-          f"{'met' if plain['step_s'] / results['grpo+kl']['step_s'] >= 0.85 else 'NOT met'} with KL)")  # fmt: skip
+    timing = _child(args, "times")
+    print(f"times: {json.dumps(timing)}", flush=True)  # kept if what follows dies
+    peak = timing["peak_mem_mb"]
+    if timing["device"] != "cuda":  # CPU: peak RSS is per process, so one process per variant
+        peak = {v: _child(args, "memory", v) for v in VARIANTS}
+    t = timing["step_s"]
+    print(f"\n== Part 1: GRPO update vs a plain step ({timing['episodes']} episodes, {timing['total_tokens']} tokens, "
+          f"{timing['trained_tokens']} trained; {timing['device_name']}; {timing['parameters'] / 1e6:.0f} M parameters; "
+          f"gradient checkpointing {'on' if timing['checkpointing'] else 'off'}; median of {args.reps}) ==")  # fmt: skip
+    memory = "peak GPU MiB" if timing["device"] == "cuda" else "peak RSS +MiB"
+    print(f"{'variant':10} {'s/step':>8} {'trained tok/s':>14} {memory:>14} {'throughput vs plain':>20}")
+    for v in VARIANTS:
+        print(f"{v:10} {t[v]:8.3f} {timing['trained_tokens'] / t[v]:14.1f} {peak[v]:14.1f} {t['plain'] / t[v]:19.1%}")
+    verdict = {v: "met" if t["plain"] / t[v] >= 0.85 else "NOT met" for v in ("grpo", "grpo+kl")}
+    print(f"goal: >= 85 % of plain throughput — {verdict['grpo']} without KL, {verdict['grpo+kl']} with KL "
+          "(the KL term needs the reference model's forward pass, which the plain step does not do)")  # fmt: skip
 
 
 # -- part 2: a full step against TRL's GRPOTrainer ---------------------------------------
@@ -557,14 +542,17 @@ def main() -> None:
     parser.add_argument("--seq-len", type=int, default=4096, help="synthetic episode length in tokens")
     parser.add_argument("--micro-batch-tokens", type=int, default=32768, help="padded tokens per micro-batch (synthetic)")
     parser.add_argument("--no-checkpointing", action="store_true", help="synthetic: no gradient checkpointing")
+    parser.add_argument("--child", choices=("times", "memory"), help=argparse.SUPPRESS)
     parser.add_argument("--variant", help=argparse.SUPPRESS)
     args = parser.parse_args()
     import torch
 
     torch.set_num_threads(args.threads)
-    if args.variant:
-        result = run_synthetic_variant(args.variant, args) if args.synthetic else run_variant(args.variant, args.episodes, args.reps)
-        print(json.dumps(result))
+    if args.child == "times":
+        print(json.dumps(measure_times(args)))
+        return
+    if args.child == "memory":
+        print(json.dumps(measure_memory(args, args.variant)))
         return
     if args.part in ("update", "all"):
         part_update(args)
