@@ -232,8 +232,10 @@ def measure_times(args: argparse.Namespace) -> dict[str, Any]:
     times: dict[str, list[float]] = {v: [] for v in VARIANTS}
     peak: dict[str, float] = {}
     for variant, step in bench["steps"].items():  # warm-up (and the optimizer state's allocation)
+        start = time.perf_counter()
         step()
-    for _ in range(args.reps):
+        print(f"[train_step] warm-up {variant}: {time.perf_counter() - start:.2f} s", file=sys.stderr, flush=True)
+    for round_ in range(args.reps):
         for variant, step in bench["steps"].items():
             if device == "cuda":
                 torch.cuda.reset_peak_memory_stats()
@@ -242,6 +244,7 @@ def measure_times(args: argparse.Namespace) -> dict[str, Any]:
             step()
             _sync(device)
             times[variant].append(time.perf_counter() - start)
+            print(f"[train_step] round {round_ + 1} {variant}: {times[variant][-1]:.2f} s", file=sys.stderr, flush=True)
             if device == "cuda":
                 peak[variant] = max(peak.get(variant, 0.0), torch.cuda.max_memory_allocated() / 2**20)
     info = {k: v for k, v in bench.items() if k != "steps"}
@@ -272,9 +275,10 @@ def _child(args: argparse.Namespace, mode: str, variant: str | None = None) -> A
         cmd += ["--variant", variant]
     if args.synthetic:
         cmd += ["--synthetic", args.synthetic] + (["--no-checkpointing"] if args.no_checkpointing else [])
-    done = subprocess.run(cmd, capture_output=True, text=True, env={**os.environ, "TRANSFORMERS_VERBOSITY": "error"})
+    # stderr passes through: progress lines appear as they happen (and survive a timeout)
+    done = subprocess.run(cmd, stdout=subprocess.PIPE, text=True, env={**os.environ, "TRANSFORMERS_VERBOSITY": "error"})
     if done.returncode != 0:
-        sys.exit(f"{mode} {variant or ''} failed:\n{done.stderr[-3000:]}")
+        sys.exit(f"{mode} {variant or ''} failed (exit {done.returncode}); its error is above")
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 

@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from sqlscout.backends.offline_tokenizers import qwen3_5_tokenizer
 from sqlscout.backends.scripted import ScriptedBackend, ScriptTurn
 from sqlscout.cli.main import app
+from sqlscout.errors import ConfigError
 from sqlscout.train.checkpoint import latest_checkpoint
 from sqlscout.train.config import config_from_dict, load_config
 from sqlscout.train.loop import train
@@ -152,6 +153,8 @@ def test_resume_after_a_crash_matches_an_uninterrupted_run(tmp_path):
 
     expected, got = rows(tmp_path / "whole"), rows(tmp_path / "broken")
     assert [r["step"] for r in got] == [1, 2, 3, 4]  # the crashed run's step 3 row was replaced
+    episodes = [(tmp_path / d / "episodes.jsonl").read_text() for d in ("whole", "broken")]
+    assert episodes[0] == episodes[1]  # step 3's episodes are not there twice
     assert sum(r["tokens/trained"] for r in expected) > 0  # the policy really was updated
     timing = {"time/rollout_s", "time/update_s", "time/step_s", "throughput/tokens_per_s"}
     for a, b in zip(expected, got):
@@ -199,3 +202,17 @@ def test_lora_run_with_periodic_evaluation_on_held_out_questions(tmp_path):
     model_dir = latest_checkpoint(Path(cfg.out)) / "model"
     assert (model_dir / "adapter_config.json").exists()  # adapters alone
     assert run.last == last
+
+
+def test_a_run_is_not_continued_with_other_settings(tmp_path):
+    data = tiny_config(tmp_path, steps=1, telemetry={"tensorboard": False})
+    data["rollout"].update(max_rounds=1, max_turn_tokens=256)
+    cfg = config_from_dict(data)
+    backend = scripted_backend(_questions(cfg))
+    train(cfg, backend=backend)
+    changed = config_from_dict({**data, "steps": 2, "loss": {**data.get("loss", {}), "clip_high": 0.3}})
+    with pytest.raises(ConfigError, match=r"other settings \(loss.clip_high\)"):
+        train(changed, backend=backend)
+    longer = config_from_dict({**data, "steps": 2})  # more steps is fine: it continues
+    assert train(longer, backend=backend).steps == 2
+    assert [r["step"] for r in rows(Path(cfg.out))] == [1, 2]

@@ -30,7 +30,7 @@ is the loop.
 from __future__ import annotations
 
 import hashlib
-import json
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,8 +117,13 @@ def train(
 
     # -- resume ---------------------------------------------------------------------
     start = 0
+    if not resume and accelerator.is_main_process:  # starting over: no stale checkpoint may be resumed later
+        shutil.rmtree(out / "checkpoints", ignore_errors=True)
+        shutil.rmtree(out / "eval", ignore_errors=True)
+    accelerator.wait_for_everyone()
     checkpoint = latest_checkpoint(out) if resume else None
     if checkpoint is not None:
+        _check_same_run(out, config)
         state = load_checkpoint(accelerator, checkpoint)
         start = int(state["step"])
         curriculum.load_state_dict(state["curriculum"])
@@ -135,49 +140,50 @@ def train(
         on_start(start, config.steps)
 
     row: dict[str, Any] = {}
-    for step in range(start, config.steps):
-        began = time.perf_counter()
+    try:
+        for step in range(start, config.steps):
+            began = time.perf_counter()
 
-        # 1. Experience: a group per question, scored, with advantages.
-        lr = scheduler.get_last_lr()[0]
-        groups, drawn = _experience(step, config, pool, curriculum, runner, gold, accelerator)
-        rolled = time.perf_counter()
+            # 1. Experience: a group per question, scored, with advantages.
+            lr = scheduler.get_last_lr()[0]
+            groups, drawn = _experience(step, config, pool, curriculum, runner, gold, accelerator)
+            rolled = time.perf_counter()
 
-        # 2. One policy update on the episodes whose group carries signal.
-        samples = [
-            train_sample(r.token_ids, r.segments, r.logprobs, advantage)
-            for g in groups if not g.uniform
-            for r, advantage in zip(g.rollouts, g.advantages)
-        ]  # fmt: skip
-        stats = grpo_update(
-            model, optimizer, scheduler, samples, config.loss,
-            temperature=temperature, kl_coef=kl.coef, reference=reference, pad_id=policy.pad_id,
-            micro_batch_tokens=config.optim.micro_batch_tokens, mini_batches=config.optim.mini_batches,
-            max_grad_norm=config.optim.max_grad_norm, accelerator=accelerator,
-        )  # fmt: skip
-        kl_used = kl.coef
-        if stats.tokens:
-            kl.update(_mean_over_processes(stats.kl, accelerator))
-        sampler.sync()
-        updated = time.perf_counter()
+            # 2. One policy update on the episodes whose group carries signal.
+            samples = [
+                train_sample(r.token_ids, r.segments, r.logprobs, advantage)
+                for g in groups if not g.uniform
+                for r, advantage in zip(g.rollouts, g.advantages)
+            ]  # fmt: skip
+            stats = grpo_update(
+                model, optimizer, scheduler, samples, config.loss,
+                temperature=temperature, kl_coef=kl.coef, reference=reference, pad_id=policy.pad_id,
+                micro_batch_tokens=config.optim.micro_batch_tokens, mini_batches=config.optim.mini_batches,
+                max_grad_norm=config.optim.max_grad_norm, accelerator=accelerator,
+            )  # fmt: skip
+            kl_used = kl.coef
+            if stats.tokens:
+                kl.update(_mean_over_processes(stats.kl, accelerator))
+            sampler.sync()
+            updated = time.perf_counter()
 
-        # 3. Telemetry, evaluation, checkpoint.
-        row = _step_row(step + 1, groups, drawn, stats, curriculum, lr, kl_used, began, rolled, updated, accelerator)
-        done = step + 1
-        if config.eval.every and held_out and (done % config.eval.every == 0 or done == config.steps):
-            row.update(_evaluate(config, sampler, held_out, runner_config, out, done, accelerator))
-        telemetry.log(row)
-        if config.telemetry.save_episodes and accelerator.is_main_process:
-            _append_episodes(out, done, groups)
-        if (config.checkpoint.every and done % config.checkpoint.every == 0) or done == config.steps:
-            state = {"curriculum": curriculum.state_dict(), "kl": kl.state_dict()}
-            save_checkpoint(accelerator, model, policy.tokenizer, out, done, state, keep=config.checkpoint.keep)
-        if on_step is not None and accelerator.is_main_process:
-            on_step(row)
-
-    telemetry.close()
-    runner.close()
-    sampler.close()
+            # 3. Telemetry, evaluation, checkpoint.
+            done = step + 1
+            row = _step_row(done, groups, drawn, stats, curriculum, lr, kl_used, began, rolled, updated, accelerator)
+            if config.eval.every and held_out and (done % config.eval.every == 0 or done == config.steps):
+                row.update(_evaluate(config, sampler, held_out, runner_config, out, done, accelerator))
+            telemetry.log(row)
+            if config.telemetry.save_episodes:
+                telemetry.log_episodes(done, groups)
+            if (config.checkpoint.every and done % config.checkpoint.every == 0) or done == config.steps:
+                state = {"curriculum": curriculum.state_dict(), "kl": kl.state_dict()}
+                save_checkpoint(accelerator, model, policy.tokenizer, out, done, state, keep=config.checkpoint.keep)
+            if on_step is not None and accelerator.is_main_process:
+                on_step(row)
+    finally:
+        telemetry.close()
+        runner.close()
+        sampler.close()
     accelerator.end_training()
     return TrainRun(out, config.steps, row)
 
@@ -292,19 +298,27 @@ def _evaluate(config: TrainConfig, sampler: Any, held_out: list[Any], runner_con
     return metrics
 
 
-def _append_episodes(out: Path, step: int, groups: list[Any]) -> None:
-    """A compact line per training episode (the full traces would dwarf the run)."""
-    with (out / "episodes.jsonl").open("a", encoding="utf-8") as f:
-        for g in groups:
-            for rollout, scored, reward in zip(g.rollouts, g.scored, g.rewards):
-                r = rollout.result
-                record = {
-                    "step": step, "question_id": g.task.question_id, "sample": rollout.sample,
-                    "reward": reward, "outcome": scored.verdict.outcome.value, "final_sql": r.final_sql,
-                    "rounds": len(r.rounds), "tool_calls": r.tool_calls, "stop_reason": r.stop_reason.value,
-                    "generated_tokens": r.generated_tokens,
-                }  # fmt: skip
-                f.write(json.dumps(record) + "\n")
+def _check_same_run(out: Path, config: TrainConfig) -> None:
+    """Refuse to continue a run with different settings (only ``steps`` may change)."""
+    from sqlscout.train.config import load_config
+
+    recorded = out / "config.yaml"
+    if not recorded.exists():
+        return
+    before = config_to_dict(load_config(recorded).replace(steps=config.steps, out=config.out))
+    now = config_to_dict(config)
+    changed = sorted(_differences(before, now))
+    if changed:
+        raise ConfigError(
+            f"{out} holds a run started with other settings ({', '.join(changed)}); "
+            "continue it with the same config, start over with --fresh, or choose another --out"
+        )
+
+
+def _differences(a: Any, b: Any, prefix: str = "") -> list[str]:
+    if isinstance(a, dict) and isinstance(b, dict):
+        return [d for k in a.keys() | b.keys() for d in _differences(a.get(k), b.get(k), f"{prefix}{k}.")]
+    return [] if a == b else [prefix.rstrip(".")]
 
 
 def _write_config(out: Path, config: TrainConfig) -> None:

@@ -111,6 +111,7 @@ class Telemetry:
         self.enabled = enabled
         self.jsonl = self.out / "telemetry.jsonl"
         self.csv = self.out / "telemetry.csv"
+        self.episodes = self.out / "episodes.jsonl"
         self._tb: Any = None
         self._wandb: Any = None
         if not enabled:
@@ -147,6 +148,22 @@ class Telemetry:
         if self._wandb is not None:
             self._wandb.log({k: v for k, v in row.items() if k != "step"}, step=step)
 
+    def log_episodes(self, step: int, groups: Sequence[Group]) -> None:
+        """A compact line per training episode (its full trace would dwarf the run)."""
+        if not self.enabled:
+            return
+        with self.episodes.open("a", encoding="utf-8") as f:
+            for g in groups:
+                for rollout, scored, reward in zip(g.rollouts, g.scored, g.rewards):
+                    r = rollout.result
+                    record = {
+                        "step": step, "question_id": g.task.question_id, "sample": rollout.sample,
+                        "reward": reward, "outcome": scored.verdict.outcome.value, "final_sql": r.final_sql,
+                        "rounds": len(r.rounds), "tool_calls": r.tool_calls, "stop_reason": r.stop_reason.value,
+                        "generated_tokens": r.generated_tokens,
+                    }  # fmt: skip
+                    f.write(json.dumps(record) + "\n")
+
     def close(self) -> None:
         if self._tb is not None:
             self._tb.close()
@@ -155,10 +172,11 @@ class Telemetry:
 
     def _truncate(self, start_step: int) -> None:
         """Drop rows of steps after ``start_step`` left by an interrupted run."""
-        if self.jsonl.exists():
-            rows = [line for line in self.jsonl.read_text(encoding="utf-8").splitlines() if line.strip()]
-            kept = [line for line in rows if json.loads(line)["step"] <= start_step]
-            self.jsonl.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
+        for path in (self.jsonl, self.episodes):
+            if path.exists():
+                rows = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+                kept = [line for line in rows if json.loads(line)["step"] <= start_step]
+                path.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
         if self.csv.exists():
             with self.csv.open(encoding="utf-8", newline="") as f:
                 rows = list(csv.DictReader(f))
@@ -182,6 +200,6 @@ def _start_wandb(mode: str, project: str, config: dict[str, Any], out: Path, res
         if mode == "on":
             raise ImportError("telemetry.wandb is on but wandb is not installed: pip install wandb") from None
         return None
-    if mode == "auto" and not (wandb.api.api_key if hasattr(wandb, "api") else None):
-        return None
+    if mode == "auto" and not getattr(getattr(wandb, "api", None), "api_key", None):
+        return None  # installed but not logged in
     return wandb.init(project=project, config=config, dir=str(out), resume="allow" if resume else None)
