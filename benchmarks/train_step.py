@@ -168,7 +168,7 @@ def setup(args: argparse.Namespace, variants: tuple[str, ...]) -> dict[str, Any]
 
     from sqlscout.train.config import LossConfig, ModelConfig
     from sqlscout.train.logprobs import token_logprobs
-    from sqlscout.train.model import _build_model, resolve_precision
+    from sqlscout.train.model import _build_model, enable_checkpointing, resolve_precision
     from sqlscout.train.update import grpo_update
 
     precision = resolve_precision("auto")
@@ -187,7 +187,7 @@ def setup(args: argparse.Namespace, variants: tuple[str, ...]) -> dict[str, Any]
         ref_model = _build_model(build, seed=0).eval().requires_grad_(False) if "grpo+kl" in variants else None
     model.config.use_cache = False
     if checkpointing:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        enable_checkpointing(model)
     if ref_model is not None:
         ref_model.to(dtype=torch.bfloat16 if precision == "bf16" else torch.float32)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)

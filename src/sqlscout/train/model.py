@@ -17,7 +17,7 @@ import torch
 from sqlscout.errors import ConfigError
 from sqlscout.train.config import ModelConfig
 
-__all__ = ["PolicyModel", "build_policy", "load_tokenizer", "resolve_precision"]
+__all__ = ["PolicyModel", "build_policy", "enable_checkpointing", "load_tokenizer", "resolve_precision"]
 
 
 def resolve_precision(precision: str) -> str:
@@ -114,6 +114,16 @@ class PolicyModel:
             yield
 
 
+def enable_checkpointing(model: torch.nn.Module) -> None:
+    """Recompute activations in the backward pass (non-reentrant: works with frozen inputs,
+    LoRA and no_grad references). transformers renamed the method in 5.2x."""
+    kwargs = {"use_reentrant": False}
+    if hasattr(model, "activation_checkpointing_enable"):
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+    else:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
+
+
 def build_policy(config: ModelConfig, *, kl_enabled: bool, seed: int) -> PolicyModel:
     """Load or build the policy, add adapters if asked, and set up its reference."""
     tokenizer = load_tokenizer(config)
@@ -142,5 +152,5 @@ def build_policy(config: ModelConfig, *, kl_enabled: bool, seed: int) -> PolicyM
         for p in reference.parameters():
             p.requires_grad_(False)
     if config.gradient_checkpointing:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs={"use_reentrant": False})
+        enable_checkpointing(model)
     return PolicyModel(model=model, tokenizer=tokenizer, reference_model=reference, lora=config.lora.enabled)
