@@ -123,8 +123,8 @@ def _as_call(obj: dict[str, Any]) -> tuple[ToolCall | None, str | None]:
         if not isinstance(loaded, dict):
             return None, f"The arguments of {name} must be a JSON object, got {args[:60]!r}."
         args = loaded
-    if args is None:
-        args = {}
+    if args is None or (isinstance(args, (list, tuple)) and not args):
+        args = {}  # `"args": []` and `"args": null` mean "no arguments"
     if not isinstance(args, dict):
         return None, f"The arguments of {name} must be a JSON object, got {args!r}."
     try:

@@ -21,7 +21,7 @@ __all__ = [
     "single_shot_messages",
 ]
 
-PROMPT_VERSION = "sqlscout-prompt-1"
+PROMPT_VERSION = "sqlscout-prompt-2"
 
 
 class SchemaMode(str, Enum):
@@ -42,21 +42,23 @@ Tools:
 To call tools, write one or more JSON objects, each on its own line, after any reasoning:
 {{"tool": "describe_table", "args": {{"table_name": "orders"}}}}
 {{"tool": "run_query", "args": {{"sql": "SELECT COUNT(*) FROM orders"}}}}
-All calls in one reply run in order and their results come back together in the next message. \
+These eight tools are the only ones. All calls in one reply run in order, and you see their \
+results only in the next message, so make the calls you need now and then stop. \
 You have {max_rounds} tool turns; after that you must give the final query.
 
-Plan:
-1. Survey: list the tables.
-2. Inspect: describe the tables that matter and find how they join.
-3. Read values: check the exact spelling of values you filter on (distinct_values, sample_rows).
-4. Draft: write the query and run it with run_query.
-5. Check: make sure the result answers exactly what was asked (columns, duplicates, order, NULLs).
-6. Submit: call submit_sql with the final query.
+How to work:
+1. Call list_tables to see the real table names.
+2. Call describe_table on the tables that matter, and join_path or foreign_keys to see how they join.
+3. Call distinct_values or sample_rows to check the exact spelling of values you filter on.
+4. Write the query and call run_query to test it.
+5. Read the result: does it answer exactly what was asked (columns, duplicates, order, NULLs)? If not, fix it and run it again.
+6. Call submit_sql with the final query, in a reply of its own, only after run_query showed the right result.
 
+Never guess a table or column name: use only names you have seen in tool results. \
 Return only the columns the question asks for. Use SQLite syntax."""
 
 _WITHHELD_INTRO = "You do not see the schema: explore the database with the tools below."
-_FULL_INTRO = "The schema is given with the question. Use the tools to check values and test queries."
+_FULL_INTRO = "The schema is given with the question, so you may skip steps 1 and 2; use the tools to check values and test queries."
 
 _FINAL = """\
 {reason} Reply now with the final SQL query only, no tool calls.
