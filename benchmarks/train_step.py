@@ -109,6 +109,7 @@ def plain_step(model: Any, optimizer: Any, samples: list[Any], pad_id: int, max_
     """Cross-entropy on the trained tokens, micro-batched like the update: the ceiling."""
     import torch
 
+    from sqlscout.train.logprobs import _supports_mask_keep
     from sqlscout.train.update import micro_batches, pad_batch
 
     device = next(model.parameters()).device
@@ -117,7 +118,12 @@ def plain_step(model: Any, optimizer: Any, samples: list[Any], pad_id: int, max_
         ids, attention, trained = pad_batch([samples[i] for i in group], pad_id, device)
         predicting = torch.zeros_like(trained)
         predicting[:, :-1] = trained[:, 1:]
-        logits = model(input_ids=ids, attention_mask=attention, logits_to_keep=predicting, use_cache=False).logits
+        if _supports_mask_keep():
+            logits = model(input_ids=ids, attention_mask=attention, logits_to_keep=predicting, use_cache=False).logits
+        else:  # older transformers (the H200 has 5.17) keep whole columns only
+            columns = predicting.any(0).nonzero().squeeze(-1)
+            out = model(input_ids=ids, attention_mask=attention, logits_to_keep=columns, use_cache=False)
+            logits = out.logits[predicting[:, columns]]
         loss = torch.nn.functional.cross_entropy(logits.float(), ids[trained], reduction="sum") / total
         loss.backward()
     optimizer.step()
