@@ -221,3 +221,15 @@ def test_call_tool_never_raises(chinook: Database, tool: str, args: dict) -> Non
     outcome = call_tool(chinook, tool, args)
     assert isinstance(outcome.text, str) and outcome.text
     assert outcome.ok or outcome.text.startswith("Error: ")
+
+
+def test_run_query_errors_name_the_close_table_or_column() -> None:
+    with Database(spider_db("pets_1")) as db:
+        assert run(db, "run_query", sql="SELECT fname FROM students") == (
+            "Error: SQL error: no such table: students. Did you mean: Student?"
+        )
+        assert run(db, "run_query", sql="SELECT T1.agee FROM Student AS T1").endswith("Did you mean: Student.Age?")
+        assert run(db, "run_query", sql="SELECT * FROM employees").endswith(
+            "The tables are: Student, Has_Pet, Pets."
+        )
+        assert run(db, "run_query", sql="SELECT zzz FROM Student") == "Error: SQL error: no such column: zzz"

@@ -13,6 +13,7 @@ never raises out of :func:`call_tool`: it becomes an error observation.
 
 from __future__ import annotations
 
+import difflib
 import inspect
 import re
 import time
@@ -264,8 +265,45 @@ def run_query(db: Database, sql: str) -> str:
     Args:
         sql: one SQLite SELECT statement.
     """
-    result = db.execute(sql, max_rows=RUN_QUERY_ROWS)
+    try:
+        result = db.execute(sql, max_rows=RUN_QUERY_ROWS)
+    except QueryError as exc:
+        hint = _name_hint(db, str(exc))
+        if hint:
+            raise type(exc)(f"{exc}. {hint}") from None
+        raise
     return render_table(result.columns, result.rows, more_rows=result.truncated)
+
+
+_NO_SUCH = re.compile(r"no such (table|column): (\S+)")
+
+
+def _name_hint(db: Database, message: str) -> str | None:
+    """Close matches for the unknown table or column SQLite names in ``message``.
+
+    Small models guess names (``students`` for ``student``); the same hint the
+    name-taking tools give turns a dead end into a one-round fix.
+    """
+    match = _NO_SUCH.search(message)
+    if match is None:
+        return None
+    kind, name = match.group(1), match.group(2).rsplit(".", 1)[-1].strip("\"'`[]")
+    schema = db.schema
+    if kind == "table":
+        known = schema.table_names
+        shown = {n.lower(): n for n in known}
+    else:
+        shown = {}
+        for table in schema.tables:
+            for column in table.columns:
+                shown.setdefault(column.name.lower(), f"{table.name}.{column.name}")
+        known = list(shown.values())
+    close = difflib.get_close_matches(name.lower(), list(shown), n=3, cutoff=0.6)
+    if close:
+        return f"Did you mean: {', '.join(shown[c] for c in close)}?"
+    if kind == "table" and len(known) <= 30:
+        return f"The tables are: {', '.join(known)}."
+    return "Call list_tables and describe_table to see the real names." if kind == "table" else None
 
 
 @_tool(ends_episode=True)
