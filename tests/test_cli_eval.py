@@ -105,3 +105,17 @@ def test_bad_invocations_get_one_line_errors(tiny_model: Path, tmp_path: Path) -
     assert again.exit_code == 2 and "pass --resume" in again.output
     other = cli.invoke(app, eval_args(tiny_model, tmp_path / "run", "--samples", "1", "--limit", "1", "--seed", "4", "--resume"))
     assert other.exit_code == 2 and "seed: stored 3, now 4" in other.output
+
+
+def test_jsonl_questions_naming_a_db_id_need_and_use_db_root(tiny_model: Path, tmp_path: Path) -> None:
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text(json.dumps({"question": "How many singers?", "sql": "SELECT count(*) FROM singer", "db_id": "concert_singer"}) + "\n")
+    base = ["eval", "--benchmark", "jsonl", "--data", str(questions), "--model", str(tiny_model), "--backend", "hf",
+            "--max-rounds", "1", "--max-turn-tokens", "8", "--cache-dir", str(tmp_path / "cache")]
+    cli = CliRunner()
+    missing = cli.invoke(app, base + ["--out", str(tmp_path / "a")])
+    assert missing.exit_code == 2 and "--db-root" in missing.output, missing.output
+    found = cli.invoke(app, base + ["--db-root", str(SPIDER / "database"), "--out", str(tmp_path / "b")])
+    assert found.exit_code == 0, found.output
+    (record,) = latest_records(RunDir(tmp_path / "b").read_records())
+    assert record.result.task.db_path == (SPIDER / "database" / "concert_singer" / "concert_singer.sqlite").resolve()

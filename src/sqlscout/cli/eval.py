@@ -74,6 +74,7 @@ def eval_command(
     token_budget: Optional[int] = typer.Option(None, help="Tokens per episode, prompt included (default 24576)."),
     max_turn_tokens: Optional[int] = typer.Option(None, help="Most tokens in one model turn (default: what the budget has left)."),
     evidence: bool = typer.Option(True, help="Show evidence notes where the benchmark has them."),
+    db_root: Optional[Path] = typer.Option(None, help="Where the databases are, if not in the benchmark's layout (JSONL records naming a db_id)."),
     missing_db: str = typer.Option("error", help="Questions whose database file is absent: error, skip."),
     cache_dir: Path = typer.Option(DEFAULT_CACHE, help="Where SQaLe and schema-condition databases are built, and gold results kept (shared with sqlscout score)."),
     max_batch: int = typer.Option(8, help="Episodes generated together."),
@@ -104,7 +105,7 @@ def eval_command(
         Condition.parse(condition)
         tasks = _load_tasks(
             benchmark, data, split=split, evidence=evidence, phrasing=phrasing, difficulty=difficulty,
-            missing_db=missing_db, cache_dir=cache_dir,
+            missing_db=missing_db, cache_dir=cache_dir, db_root=db_root,
         )
         tasks = select_tasks(tasks, limit, select, seed)
         tasks = _apply_condition(tasks, condition, cache_dir, seed)
