@@ -54,6 +54,7 @@ __all__ = [
     "AnswerSource",
     "CallRecord",
     "Episode",
+    "EpisodeBase",
     "EpisodeConfig",
     "EpisodeResult",
     "RoundRecord",
@@ -229,7 +230,129 @@ class EpisodeResult:
         )
 
 
-class Episode:
+class EpisodeBase:
+    """What every kind of episode shares: the token-counted transcript, turn requests,
+    round records and the result. :class:`Episode` explores with tools;
+    :class:`~sqlscout.single_shot.SingleShotEpisode` answers in one turn."""
+
+    def __init__(
+        self,
+        task: Task,
+        db: Database,
+        config: EpisodeConfig,
+        messages: list[Message],
+        *,
+        chat: ChatFormat | None = None,
+        counter: TokenCounter | None = None,
+    ) -> None:
+        self.task = task
+        self.db = db
+        self.config = config
+        self.chat = chat or ChatML()
+        self.counter = counter or ApproxTokenCounter()
+        self.messages = messages
+        prompt = self.chat.render(self.messages)
+        self.segments: list[Segment] = [Segment(SegmentKind.PROMPT, prompt, self.counter.count(prompt))]
+        self.rounds: list[RoundRecord] = []
+        self.tokens_used = self.segments[0].n_tokens
+        self.last_good_sql: str | None = None
+        self._started = time.perf_counter()
+        self._result: EpisodeResult | None = None
+
+    @property
+    def done(self) -> bool:
+        return self._result is not None
+
+    @property
+    def in_final_turn(self) -> bool:
+        """Whether the pending turn must give the final SQL (no tools)."""
+        return not self.done
+
+    @property
+    def transcript(self) -> str:
+        """Everything the model has seen and written so far, as one string."""
+        return "".join(s.text for s in self.segments)
+
+    def request(self) -> TurnRequest:
+        """The next model turn to generate. Only valid while not :attr:`done`."""
+        if self.done:
+            raise RuntimeError("the episode is over; read result()")
+        left = self.config.token_budget - self.tokens_used
+        if self.config.max_turn_tokens is not None:
+            left = min(left, self.config.max_turn_tokens)
+        return TurnRequest(self.transcript, max(1, left), self.chat.stop, self.in_final_turn)
+
+    def result(self) -> EpisodeResult:
+        if self._result is None:
+            raise RuntimeError("the episode is not over yet")
+        return self._result
+
+    def abort(self, error: str) -> None:
+        """End the episode because the backend failed (not the model's fault).
+
+        The answer falls back to the last query that ran without error, as when a
+        limit is hit, and ``error`` is kept in the result.
+        """
+        if self.done:
+            raise RuntimeError("the episode is over; read result()")
+        self._fallback(StopReason.BACKEND_ERROR)
+        assert self._result is not None
+        self._result.error = error
+
+    def _take(
+        self, completion: str, n_tokens: int | None, finish_reason: str | None, model_time_s: float
+    ) -> RoundRecord:
+        """Append a model reply to the transcript and open its round record."""
+        if self.done:
+            raise RuntimeError("the episode is over; read result()")
+        n = self.counter.count(completion) if n_tokens is None else n_tokens
+        self.segments.append(Segment(SegmentKind.MODEL, completion, n))
+        self.tokens_used += n
+        record = RoundRecord(
+            index=len(self.rounds) + 1,
+            final=self.in_final_turn,
+            model_text=self._strip_stop(completion),
+            completion_tokens=n,
+            finish_reason=finish_reason,
+            model_time_s=model_time_s,
+        )
+        self.rounds.append(record)
+        return record
+
+    def _strip_stop(self, completion: str) -> str:
+        for stop in self.chat.stop:
+            if completion.endswith(stop):
+                return completion[: -len(stop)]
+        return completion
+
+    def _fallback(self, reason: StopReason) -> None:
+        if self.last_good_sql:
+            self._finish(self.last_good_sql, AnswerSource.FALLBACK, reason)
+        else:
+            self._finish(None, AnswerSource.NONE, reason)
+
+    def _finish(self, sql: str | None, source: AnswerSource, reason: StopReason) -> None:
+        generated = sum(s.n_tokens for s in self.segments if s.kind is SegmentKind.MODEL)
+        self._result = EpisodeResult(
+            task=self.task,
+            config=self.config,
+            prompt_version=PROMPT_VERSION,
+            messages=self.messages,
+            prompt_tokens=self.segments[0].n_tokens,
+            rounds=self.rounds,
+            final_sql=sql,
+            answer_source=source,
+            stop_reason=reason,
+            last_good_sql=self.last_good_sql,
+            generated_tokens=generated,
+            total_tokens=self.tokens_used,
+            wall_time_s=time.perf_counter() - self._started,
+            model_time_s=sum(r.model_time_s for r in self.rounds),
+            env_time_s=sum(r.env_time_s for r in self.rounds),
+        )
+
+
+class Episode(EpisodeBase):
     """The state machine of one question.
 
     Args:
@@ -249,50 +372,20 @@ class Episode:
         chat: ChatFormat | None = None,
         counter: TokenCounter | None = None,
     ) -> None:
-        self.task = task
-        self.db = db
-        self.config = config or EpisodeConfig()
-        self.chat = chat or ChatML()
-        self.counter = counter or ApproxTokenCounter()
-        schema_sql = db.schema.create_statements() if self.config.schema is SchemaMode.FULL else None
-        self.messages = initial_messages(
-            task.question, evidence=task.evidence, schema_sql=schema_sql, max_rounds=self.config.max_rounds
+        config = config or EpisodeConfig()
+        schema_sql = db.schema.create_statements() if config.schema is SchemaMode.FULL else None
+        messages = initial_messages(
+            task.question, evidence=task.evidence, schema_sql=schema_sql, max_rounds=config.max_rounds
         )
-        prompt = self.chat.render(self.messages)
-        self.segments: list[Segment] = [Segment(SegmentKind.PROMPT, prompt, self.counter.count(prompt))]
-        self.rounds: list[RoundRecord] = []
-        self.tokens_used = self.segments[0].n_tokens
-        self.last_good_sql: str | None = None
+        super().__init__(task, db, config, messages, chat=chat, counter=counter)
         self.failed_streak = 0
-        self._started = time.perf_counter()
         self._final_reason: StopReason | None = None
-        self._result: EpisodeResult | None = None
         if self.tokens_used + self.config.final_turn_reserve > self.config.token_budget:
             self._finish(None, AnswerSource.NONE, StopReason.BUDGET_EXHAUSTED)
-
-    # -- driving the episode -----------------------------------------------------
-
-    @property
-    def done(self) -> bool:
-        return self._result is not None
 
     @property
     def in_final_turn(self) -> bool:
         return self._final_reason is not None and not self.done
-
-    @property
-    def transcript(self) -> str:
-        """Everything the model has seen and written so far, as one string."""
-        return "".join(s.text for s in self.segments)
-
-    def request(self) -> TurnRequest:
-        """The next model turn to generate. Only valid while not :attr:`done`."""
-        if self.done:
-            raise RuntimeError("the episode is over; read result()")
-        left = self.config.token_budget - self.tokens_used
-        if self.config.max_turn_tokens is not None:
-            left = min(left, self.config.max_turn_tokens)
-        return TurnRequest(self.transcript, max(1, left), self.chat.stop, self.in_final_turn)
 
     def step(
         self,
@@ -308,55 +401,18 @@ class Episode:
         model emitted it; ``n_tokens`` is its length in the model's own tokens (counted
         here when not given).
         """
-        if self.done:
-            raise RuntimeError("the episode is over; read result()")
-        n = self.counter.count(completion) if n_tokens is None else n_tokens
-        self.segments.append(Segment(SegmentKind.MODEL, completion, n))
-        self.tokens_used += n
-        text = self._strip_stop(completion)
-        record = RoundRecord(
-            index=len(self.rounds) + 1,
-            final=self.in_final_turn,
-            model_text=text,
-            completion_tokens=n,
-            finish_reason=finish_reason,
-            model_time_s=model_time_s,
-        )
-        self.rounds.append(record)
+        record = self._take(completion, n_tokens, finish_reason, model_time_s)
         if record.final:
-            self._answer_final(text)
+            self._answer_final(record.model_text)
             return None
         env_start = time.perf_counter()
-        observation = self._explore(text, record)
+        observation = self._explore(record.model_text, record)
         record.env_time_s = time.perf_counter() - env_start
         if observation is None:
             return None
         return self._reply(record, observation, completion)
 
-    def result(self) -> EpisodeResult:
-        if self._result is None:
-            raise RuntimeError("the episode is not over yet")
-        return self._result
-
-    def abort(self, error: str) -> None:
-        """End the episode because the backend failed (not the model's fault).
-
-        The answer falls back to the last query that ran without error, as when a
-        limit is hit, and ``error`` is kept in the result.
-        """
-        if self.done:
-            raise RuntimeError("the episode is over; read result()")
-        self._fallback(StopReason.BACKEND_ERROR)
-        assert self._result is not None
-        self._result.error = error
-
     # -- internals ---------------------------------------------------------------
-
-    def _strip_stop(self, completion: str) -> str:
-        for stop in self.chat.stop:
-            if completion.endswith(stop):
-                return completion[: -len(stop)]
-        return completion
 
     def _explore(self, text: str, record: RoundRecord) -> str | None:
         """Run the calls of an exploration turn; the results text, or None if it ended."""
@@ -442,38 +498,12 @@ class Episode:
         else:
             self._fallback(self._final_reason)
 
-    def _fallback(self, reason: StopReason) -> None:
-        if self.last_good_sql:
-            self._finish(self.last_good_sql, AnswerSource.FALLBACK, reason)
-        else:
-            self._finish(None, AnswerSource.NONE, reason)
-
     def _compiles(self, sql: str) -> bool:
         try:
             self.db.execute("EXPLAIN " + sql, max_rows=1)
         except QueryError:
             return False
         return True
-
-    def _finish(self, sql: str | None, source: AnswerSource, reason: StopReason) -> None:
-        generated = sum(s.n_tokens for s in self.segments if s.kind is SegmentKind.MODEL)
-        self._result = EpisodeResult(
-            task=self.task,
-            config=self.config,
-            prompt_version=PROMPT_VERSION,
-            messages=self.messages,
-            prompt_tokens=self.segments[0].n_tokens,
-            rounds=self.rounds,
-            final_sql=sql,
-            answer_source=source,
-            stop_reason=reason,
-            last_good_sql=self.last_good_sql,
-            generated_tokens=generated,
-            total_tokens=self.tokens_used,
-            wall_time_s=time.perf_counter() - self._started,
-            model_time_s=sum(r.model_time_s for r in self.rounds),
-            env_time_s=sum(r.env_time_s for r in self.rounds),
-        )
 
 
 def _describe(call: ToolCall) -> str:
