@@ -14,6 +14,7 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+from sqlscout.data.sqale import SQALE_PHRASINGS
 from sqlscout.data.spider_hardness import hardness
 from sqlscout.scoring import tables_used
 
@@ -21,16 +22,7 @@ SQALE_SPLITS = {"test": ("concert_singer", "pets_1"), "train": ("employee_hire_e
 BIRD_DBS = ("concert_singer", "pets_1", "employee_hire_evaluation")
 _SQALE_LEVEL = {"easy": "simple", "medium": "moderate", "hard": "hard", "extra": "hard"}
 _BIRD_LEVEL = {"easy": "simple", "medium": "moderate", "hard": "challenging", "extra": "challenging"}
-PHRASINGS = (
-    "verbose",
-    "evidence_supported",
-    "structured",
-    "requirements_list",
-    "short_ambiguous",
-    "short_high_level",
-    "casual",
-    "spelling_grammar_mistakes",
-)
+PHRASINGS = SQALE_PHRASINGS
 
 
 def spider_questions(spider: Path, db_ids: tuple[str, ...]) -> list[dict]:

@@ -138,6 +138,15 @@ def _write_jsonl(path: Path, records: list) -> Path:
     return path
 
 
+def test_sqale_phrasings_are_the_packages_styles():
+    """The flag is validated against a copy of the package's styles (no pyarrow import)."""
+    from sqale.deserialize import STYLES
+
+    from sqlscout.data.sqale import SQALE_PHRASINGS
+
+    assert SQALE_PHRASINGS == tuple(STYLES)
+
+
 def test_jsonl_resolves_db_path_and_db_id(tmp_path, chinook_path):
     db_root = SPIDER / "database"
     file = _write_jsonl(
