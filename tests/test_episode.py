@@ -215,13 +215,24 @@ def test_prose_is_not_an_answer(chinook: Database) -> None:
     ep = episode(chinook)
     no_call = (
         'Error: no tool call found. Call a tool with a JSON object such as {"tool": "list_tables", "args": {}}, '
-        'or submit your answer with {"tool": "submit_sql", "args": {"sql": "SELECT ..."}}.'
+        'or submit your answer with {"tool": "submit_sql", "args": {"sql": <your query as a JSON string>}}.'
     )
     # Lines that open with "With"/"Select" look like bare SQL; they must compile to count.
     for reply in ("With that, I think we are done.", "Select the albums, then count them.", "Hmm."):
         observation = ep.step(reply)
         assert observation.startswith(no_call + "\n\n[")
     assert not ep.done
+
+
+def test_an_echoed_no_call_message_submits_no_placeholder(chinook: Database) -> None:
+    """Small models repeat the error text back (seen with Qwen2.5-Coder-1.5B in the
+    demo); its list_tables example runs, its submit example is a parse error."""
+    ep = episode(chinook)
+    message = ep.step("Hmm.").split("\n\n[")[0]
+    observation = ep.step(message)
+    assert not ep.done
+    assert observation.startswith("Result 1 of list_tables():\nAlbum\n")
+    assert "it is not valid JSON" in observation
 
 
 def test_a_script_that_runs_out_ends_by_the_round_limit(chinook: Database) -> None:

@@ -65,6 +65,14 @@ __all__ = [
 ]
 
 
+# The submit example is deliberately not valid JSON: small models echo this message
+# back, and an echoed valid example would submit its placeholder as the answer.
+NO_CALL_MESSAGE = (
+    "Error: no tool call found. Call a tool with a JSON object such as "
+    '{"tool": "list_tables", "args": {}}, or submit your answer with '
+    '{"tool": "submit_sql", "args": {"sql": <your query as a JSON string>}}.'
+)
+
 class StopReason(str, Enum):
     """Why exploration ended."""
 
@@ -425,11 +433,7 @@ class Episode(EpisodeBase):
             if direct is not None and self._compiles(direct):
                 self._finish(direct, AnswerSource.DIRECT, StopReason.ANSWERED)
                 return None
-            return (
-                "Error: no tool call found. Call a tool with a JSON object such as "
-                '{"tool": "list_tables", "args": {}}, or submit your answer with '
-                '{"tool": "submit_sql", "args": {"sql": "SELECT ..."}}.'
-            )
+            return NO_CALL_MESSAGE
         parts: list[str] = []
         seen: dict[str, CallRecord] = {}
         several = len(parsed.calls) > 1  # a lone call needs no identity (it costs a json.dumps)
