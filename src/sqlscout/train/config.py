@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, Union
 
+from sqlscout.backends.base import SamplingParams
+from sqlscout.episode import EpisodeConfig
 from sqlscout.errors import ConfigError
 
 __all__ = [
@@ -225,14 +227,15 @@ class RolloutConfig:
     backend: str = "auto"
     group_size: int = 8
     questions_per_step: int = 18
-    temperature: float = 0.6
-    top_p: float = 0.95
-    top_k: int = 20
-    max_rounds: int = 6
-    max_failed_queries: int = 4
-    token_budget: int = 24_576
-    max_turn_tokens: int | None = None
-    schema: str = "withheld"
+    # The sampling and episode defaults are the backends' and the episode's own (SPEC §4).
+    temperature: float = SamplingParams.temperature
+    top_p: float = SamplingParams.top_p
+    top_k: int = SamplingParams.top_k
+    max_rounds: int = EpisodeConfig.max_rounds
+    max_failed_queries: int = EpisodeConfig.max_failed_queries
+    token_budget: int = EpisodeConfig.token_budget
+    max_turn_tokens: int | None = EpisodeConfig.max_turn_tokens
+    schema: str = EpisodeConfig.schema.value
     max_batch: int = 256
     tool_workers: int = 8
     equal_groups: str = "keep"
@@ -252,9 +255,7 @@ class RolloutConfig:
         _check(self.tool_workers >= 1, f"tool_workers must be >= 1, got {self.tool_workers}")
         _check(0 < self.vllm_gpu_memory < 1, f"vllm_gpu_memory must be in (0, 1), got {self.vllm_gpu_memory}")
 
-    def episode_config(self) -> Any:
-        from sqlscout.episode import EpisodeConfig
-
+    def episode_config(self) -> EpisodeConfig:
         return EpisodeConfig(
             max_rounds=self.max_rounds,
             max_failed_queries=self.max_failed_queries,
@@ -543,8 +544,8 @@ def _coerce(hint: Any, value: Any, path: str) -> Any:
     if dataclasses.is_dataclass(hint):
         return _build(hint, value, path + ".")
     if origin is tuple:
-        if isinstance(value, (str, bytes)) or not isinstance(value, (list, tuple)):
-            value = [value] if isinstance(value, str) else value
+        if isinstance(value, str):
+            value = [value]
         if not isinstance(value, (list, tuple)):
             raise ConfigError(f"{path}: expected a list, got {value!r}")
         if len(args) == 2 and args[1] is Ellipsis:
