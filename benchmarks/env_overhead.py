@@ -60,7 +60,7 @@ DESCRIBE_SQL = "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = '{
 
 def load_oracle(data: Path) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """Runnable Spider dev questions with the canonical names of their gold tables."""
-    from sqlscout.sandbox import Database
+    from sqlscout.env.sandbox import Database
     from sqlscout.scoring import tables_used
 
     questions = json.loads((data / "spider" / "dev.json").read_text())
@@ -105,11 +105,13 @@ def _turns(ep: dict[str, Any]) -> list[str]:
 
 def run_sqlscout(episodes: list[dict[str, Any]]) -> dict[str, Any]:
     """Time the oracle episodes, recording what reached SQLite; then time SQLite alone."""
-    from sqlscout.episode import Episode, EpisodeConfig, StopReason
+    from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.episode import Episode
+from sqlscout.env.trace import StopReason
     from sqlscout.policy import ScriptedPolicy, run_episode
-    from sqlscout.sandbox import Database
+    from sqlscout.env.sandbox import Database
     from sqlscout.scoring import score_sql
-    from sqlscout.task import Task
+    from sqlscout.env.task import Task
 
     class RecordingDatabase(Database):
         """Keeps (sql, params, row cap) of every statement it is asked to run."""

@@ -19,7 +19,7 @@ from pathlib import Path
 from sqlscout.backends.base import GenerationRequest, SamplingParams
 from sqlscout.backends.llama_cpp import LlamaCppBackend, LlamaCppConfig
 from sqlscout.models import PRESETS, default_cache_dir, fetch_gguf
-from sqlscout.prompts import budget_line, initial_messages
+from sqlscout.env.prompts import budget_line, initial_messages
 
 REPLY = '{"tool": "run_query", "args": {"sql": "SELECT COUNT(*) FROM Album"}}<|im_end|>'
 RESULT = "Result 1 of run_query(sql='SELECT COUNT(*) FROM Album'):\nCOUNT(*)\n347\n\n"

@@ -20,10 +20,11 @@ import time
 from pathlib import Path
 
 from sqlscout.backends.base import Backend, GenerationRequest, SamplingParams
-from sqlscout.episode import Episode, EpisodeConfig
+from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.episode import Episode
 from sqlscout.runner import Runner, RunnerConfig, episode_seed
-from sqlscout.sandbox import Database
-from sqlscout.task import Task
+from sqlscout.env.sandbox import Database
+from sqlscout.env.task import Task
 
 DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data"
 QUESTIONS = [

@@ -145,7 +145,7 @@ def synthetic_samples(n: int, seq_len: int, vocab: int, prompt: int = 1024, turn
     (trained) alternating with environment turns of ``env`` tokens (masked)."""
     import random
 
-    from sqlscout.episode import SegmentKind
+    from sqlscout.env.trace import SegmentKind
     from sqlscout.train.mask import train_sample
 
     rng = random.Random(0)
@@ -372,14 +372,14 @@ class SpiderSQLEnv:
     """The sqlscout tools as a TRL environment: one instance per rollout, reset per question."""
 
     def reset(self, **example: Any) -> None:
-        from sqlscout.sandbox import Database
+        from sqlscout.env.sandbox import Database
 
         self.db = Database(example["db_path"])
         self.gold = example["gold_sql"]
         self.submitted: str | None = None
 
     def _call(self, name: str, **args: Any) -> str:
-        from sqlscout.tools import call_tool
+        from sqlscout.env.tools import call_tool
 
         return call_tool(self.db, name, args).text
 

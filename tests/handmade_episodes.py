@@ -9,10 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Sequence
 
-from sqlscout.episode import AnswerSource, CallRecord, EpisodeConfig, EpisodeResult, RoundRecord, StopReason
+from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.trace import AnswerSource, CallRecord, EpisodeResult, RoundRecord, StopReason
 from sqlscout.evaluation.record import EpisodeRecord, ResultPreview
 from sqlscout.scoring import Outcome, Verdict
-from sqlscout.task import Task
+from sqlscout.env.task import Task
 
 Call = tuple[str, dict[str, Any], bool, str]  # tool, args, ok, output
 

@@ -15,8 +15,10 @@ from sqlscout.cli.main import app
 from sqlscout.cli.trace import fold, split_reasoning
 from sqlscout.demo import DEMO_QUESTIONS, chinook_path, demo_tasks
 from sqlscout.drive import drive_episode
-from sqlscout.episode import AnswerSource, Episode, EpisodeConfig, StopReason
-from sqlscout.sandbox import Database
+from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.episode import Episode
+from sqlscout.env.trace import AnswerSource, StopReason
+from sqlscout.env.sandbox import Database
 from sqlscout.scoring import score_sql
 
 runner = CliRunner()

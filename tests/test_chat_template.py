@@ -6,8 +6,8 @@ import pytest
 
 from sqlscout.backends.chat_template import TemplateChat, chat_format_from_template, chat_format_from_tokenizer
 from sqlscout.backends.offline_tokenizers import qwen3_tokenizer, trl_chat_template
-from sqlscout.chat import ChatFormat
-from sqlscout.prompts import initial_messages
+from sqlscout.env.chat import ChatFormat
+from sqlscout.env.prompts import initial_messages
 
 NO_THINK = "<think>\n\n</think>\n\n"
 # (trl template, enable_thinking, expected assistant prefix)

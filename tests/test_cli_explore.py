@@ -16,8 +16,8 @@ from typer.testing import CliRunner
 
 from conftest import CHINOOK, REPO
 from sqlscout.cli.main import app
-from sqlscout.sandbox import Database
-from sqlscout.tools import call_tool
+from sqlscout.env.sandbox import Database
+from sqlscout.env.tools import call_tool
 
 runner = CliRunner()
 

@@ -14,7 +14,7 @@ from sqlscout.data.ddl import strip_foreign_keys
 from sqlscout.data.subset import build_subset, table_names
 from sqlscout.errors import ConfigError, DataError
 from sqlscout.scoring import tables_used
-from sqlscout.task import Task
+from sqlscout.env.task import Task
 
 
 @pytest.fixture(scope="module")

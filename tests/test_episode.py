@@ -11,12 +11,12 @@ import pytest
 
 from conftest import CHINOOK, spider_db
 from sqlscout import PROMPT_VERSION, AnswerSource, Episode, EpisodeConfig, EpisodeResult, StopReason, Task
-from sqlscout.episode import SegmentKind
+from sqlscout.env.trace import SegmentKind
 from sqlscout.errors import ConfigError
 from sqlscout.policy import ScriptedPolicy, run_episode
-from sqlscout.prompts import budget_line, final_turn_message, LIMIT_REASONS
-from sqlscout.sandbox import Database
-from sqlscout.tokens import TokenizerCounter
+from sqlscout.env.prompts import budget_line, final_turn_message, LIMIT_REASONS
+from sqlscout.env.sandbox import Database
+from sqlscout.env.tokens import TokenizerCounter
 
 QUESTION = "How many albums are there?"
 GOOD = "SELECT COUNT(*) FROM Album"
@@ -442,7 +442,7 @@ def test_config_errors_are_config_errors() -> None:
 
 
 def test_approximate_counter_without_a_tokenizer() -> None:
-    from sqlscout.tokens import ApproxTokenCounter
+    from sqlscout.env.tokens import ApproxTokenCounter
 
     counter = ApproxTokenCounter()
     # <|im_start|> user \n SELE CT ␣name ␣FROM ␣sing er <|im_end|>

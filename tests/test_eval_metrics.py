@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from handmade_episodes import record, result, task
-from sqlscout.episode import StopReason
+from sqlscout.env.trace import StopReason
 from sqlscout.evaluation.metrics import compute_metrics, latest_records, majority_vote, pass_at_k
 from sqlscout.evaluation.trace import episode_facts, gold_literals, opened_tables
 

@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from conftest import SPIDER, spider_db
-from sqlscout.episode import Episode, TurnRequest
+from sqlscout.env.episode import Episode, TurnRequest
 from sqlscout.errors import ConfigError, DataError
 from sqlscout.evaluation import EvalConfig, Job, RunDir, compute_metrics, policy_source, run_eval
 from sqlscout.policy import ScriptedPolicy
 from sqlscout.scoring import tables_used
-from sqlscout.task import Task
+from sqlscout.env.task import Task
 
 
 def spider_tasks(n: int, db_ids: tuple[str, ...] = ("concert_singer", "pets_1", "poker_player")) -> list[Task]:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from sqlscout.backends.scripted import ScriptedBackend, ScriptTurn
-from sqlscout.episode import EpisodeConfig
+from sqlscout.env.config import EpisodeConfig
 from sqlscout.errors import BackendError
 from sqlscout.evaluation import EvalConfig, RunDir, run_eval
 from sqlscout.evaluation.metrics import latest_records

@@ -9,10 +9,11 @@ torch = pytest.importorskip("torch")
 from sqlscout.backends.base import GenerationRequest, SamplingParams  # noqa: E402
 from sqlscout.backends.hf import HFBackend, HFConfig, is_out_of_memory, load_hf, sample_token  # noqa: E402
 from sqlscout.backends.tiny_models import tiny_qwen3, tiny_qwen3_5  # noqa: E402
-from sqlscout.episode import EpisodeConfig, SegmentKind  # noqa: E402
+from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.episode import SegmentKind  # noqa: E402
 from sqlscout.errors import BackendError  # noqa: E402
 from sqlscout.runner import RunnerConfig, run_all  # noqa: E402
-from sqlscout.task import Task  # noqa: E402
+from sqlscout.env.task import Task  # noqa: E402
 
 from conftest import CHINOOK  # noqa: E402
 

@@ -12,14 +12,16 @@ import pytest
 
 from sqlscout.backends.base import GenerationRequest, SamplingParams
 from sqlscout.backends.llama_cpp import LlamaCppBackend, LlamaCppConfig, sample_token
-from sqlscout.chat import ChatML
+from sqlscout.env.chat import ChatML
 from sqlscout.drive import drive_episode
-from sqlscout.episode import Episode, EpisodeConfig, StopReason
+from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.episode import Episode
+from sqlscout.env.trace import StopReason
 from sqlscout.errors import BackendError, ConfigError
-from sqlscout.prompts import initial_messages
+from sqlscout.env.prompts import initial_messages
 from sqlscout.runner import Runner, RunnerConfig
-from sqlscout.sandbox import Database
-from sqlscout.task import Task
+from sqlscout.env.sandbox import Database
+from sqlscout.env.task import Task
 
 GREEDY = SamplingParams(temperature=0.0, max_tokens=24, stop=("<|im_end|>", "<|endoftext|>"))
 

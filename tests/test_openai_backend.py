@@ -20,12 +20,13 @@ httpx = pytest.importorskip("httpx")
 
 from sqlscout.backends.base import GenerationRequest, SamplingParams  # noqa: E402
 from sqlscout.backends.openai_compat import OpenAIBackend, OpenAIConfig, split_chatml  # noqa: E402
-from sqlscout.chat import ChatML  # noqa: E402
-from sqlscout.episode import EpisodeConfig, StopReason  # noqa: E402
+from sqlscout.env.chat import ChatML  # noqa: E402
+from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.episode import StopReason  # noqa: E402
 from sqlscout.errors import BackendError, ConfigError  # noqa: E402
 from sqlscout.models import load_backend  # noqa: E402
 from sqlscout.runner import Runner, RunnerConfig  # noqa: E402
-from sqlscout.task import Task  # noqa: E402
+from sqlscout.env.task import Task  # noqa: E402
 
 STOP = ("<|im_end|>", "<|endoftext|>")
 GREEDY = SamplingParams(temperature=0.0, max_tokens=16, stop=STOP)

@@ -19,22 +19,22 @@ import sqlscout
 
 # The environment and scoring: standard library and sqlglot only (SPEC §1, STYLE).
 ENVIRONMENT_MODULES = [
-    "sqlscout.chat",
-    "sqlscout.episode",
+    "sqlscout.env.chat",
+    "sqlscout.env.episode",
     "sqlscout.errors",
-    "sqlscout.parser",
+    "sqlscout.env.parser",
     "sqlscout.policy",
-    "sqlscout.prompts",
-    "sqlscout.render",
-    "sqlscout.sandbox",
-    "sqlscout.schema",
+    "sqlscout.env.prompts",
+    "sqlscout.env.render",
+    "sqlscout.env.sandbox",
+    "sqlscout.env.schema",
     "sqlscout.scoring",
     "sqlscout.scoring.compare",
     "sqlscout.scoring.reward",
     "sqlscout.scoring.verdict",
-    "sqlscout.task",
-    "sqlscout.tokens",
-    "sqlscout.tools",
+    "sqlscout.env.task",
+    "sqlscout.env.tokens",
+    "sqlscout.env.tools",
 ]
 HEAVY = ("torch", "transformers", "vllm", "llama_cpp", "tokenizers", "httpx", "numpy", "pandas", "pyarrow", "trl")
 

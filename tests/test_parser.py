@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from sqlscout.parser import ToolCall, extract_final_sql, parse_turn, strip_reasoning
+from sqlscout.env.parser import ToolCall, extract_final_sql, parse_turn, strip_reasoning
 
 CASES = [json.loads(line) for line in (Path(__file__).parent / "data" / "parser_cases.jsonl").read_text().splitlines()]
 TURN_CASES = [c for c in CASES if "calls" in c]

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from browser import Browser, find_chromium
 from sqlscout.cli.main import app
-from sqlscout.episode import Episode, TurnRequest
+from sqlscout.env.episode import Episode, TurnRequest
 from sqlscout.evaluation import EvalConfig, Job, compute_metrics, policy_source, run_eval
 from sqlscout.policy import ScriptedPolicy
 from sqlscout.report import write_report

@@ -11,7 +11,7 @@ from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from sqlscout.errors import ConfigError
-from sqlscout.sandbox import Database
+from sqlscout.env.sandbox import Database
 from sqlscout.scoring import (
     REWARD_PRESETS,
     Outcome,

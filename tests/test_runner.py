@@ -10,10 +10,11 @@ import pytest
 from sqlscout.backends.base import SamplingParams
 from sqlscout.backends.offline_tokenizers import qwen3_tokenizer
 from sqlscout.backends.scripted import ScriptedBackend, ScriptTurn
-from sqlscout.chat import ChatML
-from sqlscout.episode import EpisodeConfig, SegmentKind, StopReason
+from sqlscout.env.chat import ChatML
+from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.trace import SegmentKind, StopReason
 from sqlscout.runner import Rollout, RunMode, Runner, RunnerConfig, episode_seed, run_all
-from sqlscout.task import Task
+from sqlscout.env.task import Task
 
 from conftest import CHINOOK
 
@@ -202,7 +203,7 @@ def test_config_is_validated_and_recorded() -> None:
 
 @pytest.mark.parametrize(
     "module_name",
-    ["sqlscout.runner", "sqlscout.single_shot", "sqlscout.backends.scripted", "sqlscout.backends.chat_template"],
+    ["sqlscout.runner", "sqlscout.env.single_shot", "sqlscout.backends.scripted", "sqlscout.backends.chat_template"],
 )
 def test_docstring_examples_run(module_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import doctest

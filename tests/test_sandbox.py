@@ -10,8 +10,8 @@ import pytest
 
 from conftest import CHINOOK
 from sqlscout.errors import ConfigError, DatabaseError, QueryError, QueryRefused, QueryTimeout
-from sqlscout.sandbox import Database, SandboxConfig
-from sqlscout.tools import call_tool
+from sqlscout.env.sandbox import Database, SandboxConfig
+from sqlscout.env.tools import call_tool
 
 DEADLINE_S = 0.4
 SLACK_S = 0.5  # the bound: a runaway ends within deadline + 0.5 s

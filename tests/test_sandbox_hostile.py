@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from conftest import CHINOOK, spider_db
-from sqlscout.sandbox import Database, SandboxConfig
+from sqlscout.env.sandbox import Database, SandboxConfig
 from sqlscout.scoring import execute_for_scoring
-from sqlscout.tools import call_tool
+from sqlscout.env.tools import call_tool
 
 CORPUS = Path(__file__).parent / "data" / "hostile_sql.jsonl"
 CASES = [json.loads(line) for line in CORPUS.read_text().splitlines() if line.strip()]

@@ -23,7 +23,7 @@ from sqlscout.evaluation.predictions import read_predictions
 from sqlscout.evaluation.scorer import Prediction, ScoreConfig, score_predictions
 from sqlscout.scoring import Semantics
 from sqlscout.scoring.compare import _parsed_order_by, has_top_level_order_by
-from sqlscout.task import Task
+from sqlscout.env.task import Task
 
 
 @pytest.fixture(scope="module")

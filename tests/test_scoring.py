@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from sqlscout.sandbox import Database
+from sqlscout.env.sandbox import Database
 from sqlscout.scoring import (
     ExecResult,
     Outcome,

@@ -9,8 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import CHINOOK, spider_db
-from sqlscout.sandbox import Database
-from sqlscout.tools import TOOLS, call_tool, tool_specs
+from sqlscout.env.sandbox import Database
+from sqlscout.env.tools import TOOLS, call_tool, tool_specs
 
 ODD_SQL = """
 CREATE TABLE "my ""odd"" table" ("the id" INTEGER PRIMARY KEY, "Sale Amount" REAL);

@@ -15,7 +15,7 @@ import statistics
 import pytest
 import torch
 
-from sqlscout.episode import SegmentKind
+from sqlscout.env.trace import SegmentKind
 from sqlscout.train.advantages import group_advantages
 from sqlscout.train.config import LossConfig
 from sqlscout.train.logprobs import token_logprobs

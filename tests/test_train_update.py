@@ -10,9 +10,10 @@ import torch
 
 from sqlscout.backends.offline_tokenizers import qwen3_5_tokenizer
 from sqlscout.backends.scripted import ScriptedBackend, ScriptTurn
-from sqlscout.episode import EpisodeConfig, SegmentKind
+from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.trace import SegmentKind
 from sqlscout.runner import RunnerConfig, run_all
-from sqlscout.task import Task
+from sqlscout.env.task import Task
 from sqlscout.train.config import LossConfig
 from sqlscout.train.logprobs import token_logprobs
 from sqlscout.train.mask import TrainSample, train_sample, trainable_mask

@@ -14,9 +14,10 @@ import pytest
 pytestmark = pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="vllm is not installed")
 
 from sqlscout.backends.base import GenerationRequest, SamplingParams  # noqa: E402
-from sqlscout.episode import EpisodeConfig, SegmentKind  # noqa: E402
+from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.episode import SegmentKind  # noqa: E402
 from sqlscout.runner import RunnerConfig, run_all  # noqa: E402
-from sqlscout.task import Task  # noqa: E402
+from sqlscout.env.task import Task  # noqa: E402
 
 from conftest import CHINOOK  # noqa: E402
 

@@ -6,26 +6,20 @@ standard library and sqlglot; model backends and the trainer are optional extras
 imported lazily.
 """
 
-from sqlscout.chat import ChatFormat, ChatML
+from sqlscout.env.chat import ChatFormat, ChatML
 from sqlscout.data import load_tasks
-from sqlscout.episode import (
-    AnswerSource,
-    Episode,
-    EpisodeConfig,
-    EpisodeResult,
-    SegmentKind,
-    StopReason,
-    TurnRequest,
-)
+from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.episode import Episode, TurnRequest
+from sqlscout.env.trace import AnswerSource, EpisodeResult, SegmentKind, StopReason
 from sqlscout.errors import SqlscoutError
-from sqlscout.parser import ToolCall, extract_final_sql, parse_turn
+from sqlscout.env.parser import ToolCall, extract_final_sql, parse_turn
 from sqlscout.policy import ScriptedPolicy, run_episode
-from sqlscout.prompts import PROMPT_VERSION, SchemaMode
+from sqlscout.env.prompts import PROMPT_VERSION, SchemaMode
 from sqlscout.runner import Rollout, Runner, RunnerConfig
-from sqlscout.sandbox import Database, SandboxConfig
+from sqlscout.env.sandbox import Database, SandboxConfig
 from sqlscout.scoring import Outcome, RewardConfig, Semantics, Verdict, score_sql
-from sqlscout.task import Task
-from sqlscout.tools import TOOLS, call_tool, tool_specs
+from sqlscout.env.task import Task
+from sqlscout.env.tools import TOOLS, call_tool, tool_specs
 
 __version__ = "0.1.0"
 

@@ -17,10 +17,11 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from sqlscout.backends.base import Backend, SamplingParams
-from sqlscout.episode import EpisodeConfig, EpisodeResult
+from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.trace import EpisodeResult
 from sqlscout.runner import Runner, RunnerConfig
 from sqlscout.scoring import Outcome, Verdict, score_sql
-from sqlscout.task import Task
+from sqlscout.env.task import Task
 
 __all__ = ["DEMO_MODEL", "DEMO_QUESTIONS", "DemoItem", "DemoReport", "chinook_path", "demo_tasks", "run_demo"]
 

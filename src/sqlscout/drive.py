@@ -12,7 +12,8 @@ from __future__ import annotations
 from typing import Callable
 
 from sqlscout.backends.base import Backend, Generation, GenerationRequest, SamplingParams
-from sqlscout.episode import Episode, EpisodeResult
+from sqlscout.env.episode import Episode
+from sqlscout.env.trace import EpisodeResult
 from sqlscout.errors import BackendError
 
 __all__ = ["TurnCallback", "drive_episode", "turn_params"]

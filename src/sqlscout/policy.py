@@ -3,8 +3,8 @@
 A policy maps the episode's pending turn to the model's reply. :class:`ScriptedPolicy`
 answers from a list of texts, or from a function of the episode and its request.
 
->>> from sqlscout.sandbox import Database
->>> from sqlscout.task import Task
+>>> from sqlscout.env.sandbox import Database
+>>> from sqlscout.env.task import Task
 >>> task = Task("q", "How many genres?", "../shared/data/chinook/Chinook_Sqlite.sqlite")
 >>> policy = ScriptedPolicy(['{"tool": "submit_sql", "args": {"sql": "SELECT COUNT(*) FROM Genre"}}'])
 >>> run_episode(Episode(task, Database(task.db_path)), policy).final_sql
@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Callable, Protocol, Sequence
 
-from sqlscout.episode import Episode, EpisodeResult, TurnRequest
+from sqlscout.env.episode import Episode, TurnRequest
+from sqlscout.env.trace import EpisodeResult
 
 __all__ = ["Policy", "ScriptedPolicy", "run_episode"]
 

@@ -12,7 +12,7 @@ backend's own counter) is exact, and the trainer's mask comes straight from
 :attr:`Rollout.segments`.
 
 >>> from sqlscout.backends.scripted import ScriptedBackend
->>> from sqlscout.task import Task
+>>> from sqlscout.env.task import Task
 >>> task = Task("q", "How many genres?", "../shared/data/chinook/Chinook_Sqlite.sqlite")
 >>> backend = ScriptedBackend(['{"tool": "submit_sql", "args": {"sql": "SELECT COUNT(*) FROM Genre"}}'])
 >>> with Runner(backend, RunnerConfig()) as runner:
@@ -31,11 +31,13 @@ from pathlib import Path
 from typing import Any, Collection, Iterator, Sequence, Union
 
 from sqlscout.backends.base import Backend, Generation, GenerationRequest, SamplingParams
-from sqlscout.episode import Episode, EpisodeConfig, EpisodeResult, SegmentKind
+from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.episode import Episode
+from sqlscout.env.trace import EpisodeResult, SegmentKind
 from sqlscout.errors import ConfigError
-from sqlscout.sandbox import Database, SandboxConfig
-from sqlscout.single_shot import SingleShotEpisode
-from sqlscout.task import Task
+from sqlscout.env.sandbox import Database, SandboxConfig
+from sqlscout.env.single_shot import SingleShotEpisode
+from sqlscout.env.task import Task
 
 __all__ = ["Rollout", "RunMode", "Runner", "RunnerConfig", "episode_seed", "run_all"]
 

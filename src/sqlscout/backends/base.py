@@ -12,9 +12,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
-from sqlscout.chat import ChatFormat
+from sqlscout.env.chat import ChatFormat
 from sqlscout.errors import ConfigError
-from sqlscout.tokens import TokenCounter
+from sqlscout.env.tokens import TokenCounter
 
 __all__ = ["Backend", "Generation", "GenerationRequest", "SamplingParams"]
 

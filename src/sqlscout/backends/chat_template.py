@@ -1,4 +1,4 @@
-"""A :class:`~sqlscout.chat.ChatFormat` derived from a model's Jinja chat template.
+"""A :class:`~sqlscout.env.chat.ChatFormat` derived from a model's Jinja chat template.
 
 The opening prompt is the template's own rendering (with ``enable_thinking`` on for
 thinking models unless told otherwise). Later turns are never re-rendered: Qwen
@@ -39,7 +39,7 @@ from datetime import datetime
 from functools import lru_cache
 from typing import Any, Iterable, Sequence
 
-from sqlscout.chat import Message
+from sqlscout.env.chat import Message
 from sqlscout.errors import ConfigError
 
 __all__ = ["TemplateChat", "chat_format_from_template", "chat_format_from_tokenizer", "render_template"]

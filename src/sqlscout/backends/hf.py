@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from sqlscout.backends.base import Backend, Generation, GenerationRequest, SamplingParams
-from sqlscout.chat import ChatFormat, ChatML
+from sqlscout.env.chat import ChatFormat, ChatML
 from sqlscout.errors import BackendError, ConfigError
-from sqlscout.tokens import TokenizerCounter
+from sqlscout.env.tokens import TokenizerCounter
 
 __all__ = ["HFBackend", "HFConfig", "drop_quantization_config", "load_hf", "sample_token", "sample_tokens"]
 

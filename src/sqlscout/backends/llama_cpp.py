@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from sqlscout.backends.base import Backend, Generation, GenerationRequest, SamplingParams
-from sqlscout.chat import ChatFormat, ChatML
+from sqlscout.env.chat import ChatFormat, ChatML
 from sqlscout.errors import BackendError, ConfigError
 
 if TYPE_CHECKING:

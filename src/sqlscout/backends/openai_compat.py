@@ -29,9 +29,9 @@ from dataclasses import dataclass
 from typing import Any, Sequence
 
 from sqlscout.backends.base import Backend, Generation, GenerationRequest
-from sqlscout.chat import ChatFormat, ChatML, Message
+from sqlscout.env.chat import ChatFormat, ChatML, Message
 from sqlscout.errors import BackendError, ConfigError
-from sqlscout.tokens import ApproxTokenCounter
+from sqlscout.env.tokens import ApproxTokenCounter
 
 __all__ = ["OpenAIBackend", "OpenAIConfig", "split_chatml"]
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from sqlscout.backends.base import Backend, Generation, GenerationRequest, SamplingParams
-from sqlscout.chat import ChatFormat, ChatML
+from sqlscout.env.chat import ChatFormat, ChatML
 from sqlscout.errors import ConfigError
-from sqlscout.tokens import ApproxTokenCounter, TokenCounter, TokenizerCounter
+from sqlscout.env.tokens import ApproxTokenCounter, TokenCounter, TokenizerCounter
 
 __all__ = ["ScriptTurn", "ScriptedBackend"]
 

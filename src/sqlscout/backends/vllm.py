@@ -22,9 +22,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from sqlscout.backends.base import Backend, Generation, GenerationRequest, SamplingParams
-from sqlscout.chat import ChatFormat
+from sqlscout.env.chat import ChatFormat
 from sqlscout.errors import BackendError, ConfigError
-from sqlscout.tokens import TokenizerCounter
+from sqlscout.env.tokens import TokenizerCounter
 
 __all__ = ["VLLMBackend", "VLLMConfig", "vllm_sampling_params"]
 

@@ -13,7 +13,7 @@ import typer
 from sqlscout.cli.common import console, err_console, fail
 from sqlscout.cli.trace import print_answer, print_round
 from sqlscout.errors import SqlscoutError
-from sqlscout.prompts import SchemaMode
+from sqlscout.env.prompts import SchemaMode
 
 _MODEL_HELP = "Preset name, .gguf file, model directory, hub id, or http(s) URL of an OpenAI-compatible server."
 
@@ -70,7 +70,7 @@ def load_model(
 def _settings(model: str) -> tuple[Any, Any]:
     """Episode and sampling settings: the preset's, else the seed card's defaults."""
     from sqlscout.backends.base import SamplingParams
-    from sqlscout.episode import EpisodeConfig
+    from sqlscout.env.config import EpisodeConfig
     from sqlscout.models import PRESETS
 
     preset = PRESETS.get(model)
@@ -96,9 +96,9 @@ def ask(
     from dataclasses import replace
 
     from sqlscout.drive import drive_episode
-    from sqlscout.episode import Episode
-    from sqlscout.sandbox import Database
-    from sqlscout.task import Task
+    from sqlscout.env.episode import Episode
+    from sqlscout.env.sandbox import Database
+    from sqlscout.env.task import Task
 
     try:
         database = Database(db)

@@ -9,7 +9,7 @@ import typer
 
 from sqlscout.cli.common import console, err_console, fail
 from sqlscout.errors import SqlscoutError
-from sqlscout.prompts import SchemaMode
+from sqlscout.env.prompts import SchemaMode
 
 BENCHMARKS = ("spider", "spider-dk", "bird", "bird-mini", "sqale", "jsonl")
 DEFAULT_CACHE = Path("~/.cache/sqlscout")
@@ -86,7 +86,7 @@ def eval_command(
     from dataclasses import replace
 
     from sqlscout.backends.base import SamplingParams
-    from sqlscout.episode import EpisodeConfig
+    from sqlscout.env.config import EpisodeConfig
     from sqlscout.evaluation import EvalConfig, EvalMode
     from sqlscout.evaluation.result_cache import ResultCache
     from sqlscout.evaluation.run import describe_environment, run_eval, runner_source, select_tasks

@@ -10,12 +10,13 @@ import typer
 from rich.markup import escape
 
 from sqlscout.cli.common import console, fail
-from sqlscout.episode import Episode, EpisodeConfig
+from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.episode import Episode
 from sqlscout.errors import SqlscoutError
-from sqlscout.prompts import SchemaMode
-from sqlscout.sandbox import Database
-from sqlscout.task import Task
-from sqlscout.tools import TOOLS, call_tool
+from sqlscout.env.prompts import SchemaMode
+from sqlscout.env.sandbox import Database
+from sqlscout.env.task import Task
+from sqlscout.env.tools import TOOLS, call_tool
 
 
 def _open(db_path: Path) -> Database:

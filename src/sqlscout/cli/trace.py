@@ -8,9 +8,9 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from sqlscout.episode import EpisodeResult, RoundRecord
+from sqlscout.env.trace import EpisodeResult, RoundRecord
 from sqlscout.errors import QueryError
-from sqlscout.sandbox import Database
+from sqlscout.env.sandbox import Database
 
 __all__ = ["fold", "print_answer", "print_round", "split_reasoning"]
 

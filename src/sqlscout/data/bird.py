@@ -20,7 +20,7 @@ from pathlib import Path
 from sqlscout.data.databases import MissingDb, check_databases, find_database
 from sqlscout.data.records import Record, read_json_list
 from sqlscout.errors import ConfigError
-from sqlscout.task import Task
+from sqlscout.env.task import Task
 
 __all__ = ["BIRD_LEVELS", "BIRD_SPLITS", "load_bird"]
 

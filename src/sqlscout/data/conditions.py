@@ -30,7 +30,7 @@ from typing import Iterable
 
 from sqlscout.data.subset import build_subset, table_names
 from sqlscout.errors import ConfigError, DataError
-from sqlscout.task import Task
+from sqlscout.env.task import Task
 
 __all__ = ["Condition", "apply_condition", "content_hash"]
 

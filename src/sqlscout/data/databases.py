@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Sequence
 
 from sqlscout.errors import ConfigError, DataError
-from sqlscout.task import Task
+from sqlscout.env.task import Task
 
 __all__ = ["MissingDb", "check_databases", "find_database"]
 

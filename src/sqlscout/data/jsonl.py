@@ -24,7 +24,7 @@ from pathlib import Path
 from sqlscout.data.databases import MissingDb, check_databases, find_database
 from sqlscout.data.records import Record, read_jsonl
 from sqlscout.errors import DataError
-from sqlscout.task import Task
+from sqlscout.env.task import Task
 
 __all__ = ["load_jsonl"]
 

@@ -20,7 +20,7 @@ from sqlscout.data.spider_dk import load_spider_dk
 from sqlscout.data.spider_hardness import SPIDER_LEVELS
 from sqlscout.data.sqale import SQALE_LEVELS, load_sqale
 from sqlscout.errors import ConfigError
-from sqlscout.task import Task
+from sqlscout.env.task import Task
 
 __all__ = ["BENCHMARKS", "DEFAULT_SPLITS", "LEVELS", "load_tasks"]
 
@@ -54,7 +54,7 @@ def load_tasks(
     cache_dir: str | Path | None = None,
     missing_db: MissingDb | str = MissingDb.ERROR,
 ) -> list[Task]:
-    """Load a benchmark's questions as :class:`~sqlscout.task.Task` s, in file order.
+    """Load a benchmark's questions as :class:`~sqlscout.env.task.Task` s, in file order.
 
     Args:
         benchmark: one of :data:`BENCHMARKS` (``bird-mini`` is ``bird`` with split ``mini-dev``).

@@ -19,7 +19,7 @@ from sqlscout.data.databases import MissingDb, check_databases, find_database
 from sqlscout.data.records import Record, read_json_list
 from sqlscout.data.spider_hardness import hardness
 from sqlscout.errors import ConfigError
-from sqlscout.task import Task
+from sqlscout.env.task import Task
 
 __all__ = ["SPIDER_SPLITS", "known_db_ids", "load_spider", "spider_task"]
 

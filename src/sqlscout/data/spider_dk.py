@@ -22,7 +22,7 @@ from sqlscout.data.databases import MissingDb, check_databases
 from sqlscout.data.records import read_json_list
 from sqlscout.data.spider import known_db_ids, spider_task
 from sqlscout.errors import ConfigError
-from sqlscout.task import Task
+from sqlscout.env.task import Task
 
 __all__ = ["load_spider_dk"]
 

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from sqlscout.errors import ConfigError, DataError
-from sqlscout.task import Task
+from sqlscout.env.task import Task
 
 __all__ = ["SQALE_LEVELS", "SQALE_PHRASINGS", "load_sqale", "sqale_sources"]
 

@@ -23,9 +23,9 @@ from enum import Enum
 from typing import Any
 
 from sqlscout.backends.base import SamplingParams
-from sqlscout.episode import EpisodeConfig
+from sqlscout.env.config import EpisodeConfig
 from sqlscout.errors import ConfigError
-from sqlscout.prompts import PROMPT_VERSION, SchemaMode
+from sqlscout.env.prompts import PROMPT_VERSION, SchemaMode
 
 __all__ = ["EvalConfig", "EvalMode", "config_mismatch"]
 

@@ -17,7 +17,7 @@ from dataclasses import asdict, dataclass, field
 from math import comb
 from typing import Any, Callable, Iterable, Sequence
 
-from sqlscout.episode import StopReason
+from sqlscout.env.trace import StopReason
 from sqlscout.evaluation.record import EpisodeRecord
 from sqlscout.evaluation.trace import EpisodeFacts, episode_facts
 from sqlscout.scoring import Outcome

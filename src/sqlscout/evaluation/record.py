@@ -1,6 +1,6 @@
 """One line of ``episodes.jsonl``: a finished episode, its verdict, and what both queries returned.
 
-A record holds the episode's full trace (:class:`~sqlscout.episode.EpisodeResult`), so
+A record holds the episode's full trace (:class:`~sqlscout.env.episode.EpisodeResult`), so
 every metric and every report is computed from the stored file alone, never by
 running anything again. Results of the predicted and gold queries are kept as short
 previews (for the trajectory viewer) plus a fingerprint of the whole predicted result
@@ -22,9 +22,9 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from sqlscout.episode import EpisodeResult
+from sqlscout.env.trace import EpisodeResult
 from sqlscout.scoring import ExecResult, Verdict
-from sqlscout.task import Task
+from sqlscout.env.task import Task
 
 __all__ = ["EpisodeRecord", "ResultPreview", "json_cell", "task_key"]
 

@@ -9,7 +9,7 @@ scripted policy in tests.
 
 >>> import tempfile
 >>> from sqlscout.policy import ScriptedPolicy
->>> from sqlscout.task import Task
+>>> from sqlscout.env.task import Task
 >>> task = Task("0", "How many genres?", "../shared/data/chinook/Chinook_Sqlite.sqlite",
 ...             gold_sql="SELECT COUNT(*) FROM Genre")
 >>> submit = '{"tool": "submit_sql", "args": {"sql": "SELECT count(*) FROM genre"}}'
@@ -29,16 +29,16 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from sqlscout.episode import EpisodeResult, StopReason
+from sqlscout.env.trace import EpisodeResult, StopReason
 from sqlscout.errors import BackendError, ConfigError, DataError
 from sqlscout.evaluation.config import EvalConfig, config_mismatch
 from sqlscout.evaluation.record import EpisodeRecord, ResultPreview, task_key
 from sqlscout.evaluation.result_cache import ResultCache
 from sqlscout.evaluation.sources import EpisodeSource, Job, policy_source, runner_source
 from sqlscout.evaluation.store import RunDir
-from sqlscout.sandbox import Database
+from sqlscout.env.sandbox import Database
 from sqlscout.scoring import ExecResult, Verdict, execute_for_scoring, score_sql
-from sqlscout.task import Task
+from sqlscout.env.task import Task
 
 __all__ = [
     "EpisodeSource",

@@ -21,7 +21,7 @@ the sandbox's scoring deadline and row cap. Around it:
 - memory stays bounded: one database's gold results at a time, big ones only as long
   as their question needs them, and pool workers send back verdicts, never rows.
 
->>> from sqlscout.task import Task
+>>> from sqlscout.env.task import Task
 >>> task = Task("0", "How many genres?", "../shared/data/chinook/Chinook_Sqlite.sqlite",
 ...             gold_sql="SELECT COUNT(*) FROM Genre", difficulty="simple")
 >>> run = score_predictions([Prediction(task, "SELECT count(GenreId) FROM Genre")], ScoreConfig(workers=1))
@@ -43,10 +43,10 @@ from typing import Callable, Sequence
 
 from sqlscout.errors import ConfigError, DataError
 from sqlscout.evaluation.result_cache import ResultBundle, ResultCache
-from sqlscout.sandbox import Database, SandboxConfig
+from sqlscout.env.sandbox import Database, SandboxConfig
 from sqlscout.scoring import ExecResult, Semantics, Verdict, execute_for_scoring, has_top_level_order_by, score_sql
 from sqlscout.scoring.verdict import SCORING_MAX_ROWS, SCORING_TIMEOUT_S, parses
-from sqlscout.task import Task
+from sqlscout.env.task import Task
 
 __all__ = ["Prediction", "ScoreConfig", "ScoreRun", "ScoreSummary", "Tally", "score_predictions"]
 

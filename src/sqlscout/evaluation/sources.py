@@ -12,12 +12,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterable, Iterator, Sequence
 
-from sqlscout.episode import Episode, EpisodeConfig, EpisodeResult
+from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.episode import Episode
+from sqlscout.env.trace import EpisodeResult
 from sqlscout.evaluation.config import EvalMode
 from sqlscout.policy import Policy, run_episode
 from sqlscout.runner import Runner
-from sqlscout.sandbox import Database
-from sqlscout.task import Task
+from sqlscout.env.sandbox import Database
+from sqlscout.env.task import Task
 
 __all__ = ["EpisodeSource", "Job", "policy_source", "runner_source"]
 
@@ -57,7 +59,7 @@ def policy_source(
         for job in jobs:
             db = dbs.get(job.task.db_path) or dbs.setdefault(job.task.db_path, Database(job.task.db_path))
             if mode is EvalMode.SINGLE_SHOT:
-                from sqlscout.single_shot import SingleShotEpisode
+                from sqlscout.env.single_shot import SingleShotEpisode
 
                 shot = SingleShotEpisode(job.task, db, episode)
                 policy = policy_for(job)

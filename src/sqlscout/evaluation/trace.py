@@ -14,10 +14,10 @@ import json
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from sqlscout.episode import CallRecord, EpisodeResult
+from sqlscout.env.trace import CallRecord, EpisodeResult
 from sqlscout.errors import SqlscoutError
 from sqlscout.scoring import tables_used
-from sqlscout.tools import TOOLS
+from sqlscout.env.tools import TOOLS
 
 __all__ = ["EpisodeFacts", "episode_facts", "gold_literals", "opened_tables", "seen_literals"]
 

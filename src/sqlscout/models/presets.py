@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from sqlscout.backends.base import SamplingParams
-from sqlscout.episode import EpisodeConfig
+from sqlscout.env.config import EpisodeConfig
 from sqlscout.errors import ConfigError
 
 __all__ = ["PRESETS", "GgufParts", "Preset", "get_preset"]

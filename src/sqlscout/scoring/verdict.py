@@ -13,7 +13,7 @@ from enum import Enum
 from typing import Any
 
 from sqlscout.errors import QueryError, QueryTimeout
-from sqlscout.sandbox import Database
+from sqlscout.env.sandbox import Database
 from sqlscout.scoring.compare import Row, Semantics, match_all
 from sqlscout.scoring.parsing import parse_sqlite
 

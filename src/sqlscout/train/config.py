@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Mapping, Union
 
 from sqlscout.backends.base import SamplingParams
-from sqlscout.episode import EpisodeConfig
+from sqlscout.env.config import EpisodeConfig
 from sqlscout.errors import ConfigError
 
 __all__ = [

@@ -17,7 +17,7 @@ from sqlscout.evaluation import EvalConfig as EvaluatorConfig
 from sqlscout.evaluation import compute_metrics, run_eval
 from sqlscout.evaluation.run import runner_source
 from sqlscout.runner import Runner, RunnerConfig
-from sqlscout.task import Task
+from sqlscout.env.task import Task
 
 __all__ = ["evaluate"]
 

@@ -6,7 +6,7 @@ includes the end-of-turn marker the model emitted) are trained; the prompt, the 
 glue, tool results, budget lines and the forced final message (all ``PROMPT`` or
 ``ENV``) are masked out, because the model did not choose them.
 
->>> from sqlscout.episode import SegmentKind as K
+>>> from sqlscout.env.trace import SegmentKind as K
 >>> trainable_mask([(K.PROMPT, 0, 3), (K.MODEL, 3, 5), (K.ENV, 5, 7), (K.MODEL, 7, 8)], 8)
 [False, False, False, True, True, False, False, True]
 """
@@ -17,7 +17,7 @@ import math
 from dataclasses import dataclass
 from typing import Any, Sequence
 
-from sqlscout.episode import SegmentKind
+from sqlscout.env.trace import SegmentKind
 
 __all__ = ["TrainSample", "trainable_mask", "train_sample"]
 

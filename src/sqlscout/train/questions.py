@@ -11,9 +11,9 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from sqlscout.errors import ConfigError
-from sqlscout.sandbox import Database
+from sqlscout.env.sandbox import Database
 from sqlscout.scoring import execute_for_scoring
-from sqlscout.task import Task
+from sqlscout.env.task import Task
 from sqlscout.train.config import DataConfig
 from sqlscout.train.curriculum import length_key
 

@@ -16,7 +16,7 @@ from typing import Sequence
 
 from sqlscout.runner import Rollout, Runner
 from sqlscout.scoring import ExecResult, RewardConfig, Scored, execute_for_scoring, group_rewards, score_sql
-from sqlscout.task import Task
+from sqlscout.env.task import Task
 from sqlscout.train.advantages import group_advantages, is_uniform
 
 __all__ = ["Group", "GoldCache", "collect_groups"]

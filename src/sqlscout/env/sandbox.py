@@ -37,12 +37,10 @@ import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator
+from typing import Any, Iterator
 
+from sqlscout.env.schema import Schema, read_schema
 from sqlscout.errors import DatabaseError, QueryError, QueryRefused, QueryTimeout
-
-if TYPE_CHECKING:
-    from sqlscout.schema import Schema
 
 __all__ = ["Database", "QueryResult", "SandboxConfig"]
 
@@ -168,8 +166,6 @@ class Database:
     def schema(self) -> Schema:
         """The database's tables, columns and foreign keys, read once."""
         if self._schema is None:
-            from sqlscout.schema import read_schema
-
             schema = read_schema(self)
             with self._lock:
                 self._schema = self._schema or schema

@@ -9,14 +9,12 @@ from __future__ import annotations
 import difflib
 from collections import deque
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import Any, Protocol, Sequence
 
 from sqlscout.errors import QueryError, SqlscoutError
 
-if TYPE_CHECKING:
-    from sqlscout.sandbox import Database
-
-__all__ = ["Column", "ForeignKey", "Schema", "Table", "UnknownName", "quote_identifier", "read_schema"]
+__all__ = ["Column", "ForeignKey", "Schema", "Table", "SchemaSource", "UnknownName", "quote_identifier", "read_schema"]
 
 
 class UnknownName(SqlscoutError):
@@ -148,7 +146,20 @@ def _unknown(kind: str, name: str, known: list[str], where: str = "") -> str:
     return f"Unknown {kind} '{name}'{where}.{hint}{listing}"
 
 
-def read_schema(db: Database) -> Schema:
+class _Rows(Protocol):
+    rows: Sequence[tuple[Any, ...]]
+
+
+class SchemaSource(Protocol):
+    """What :func:`read_schema` reads through: the sandbox's :class:`~sqlscout.env.sandbox.Database`
+    (a protocol, so that this module does not import the sandbox that imports it)."""
+
+    path: Path
+
+    def execute(self, sql: str, *, timeout_s: float | None = None, max_rows: int | None = None) -> _Rows: ...
+
+
+def read_schema(db: SchemaSource) -> Schema:
     """Introspect ``db`` through its read-only connection."""
     try:
         entries = db.execute(

@@ -10,8 +10,8 @@ The transcript is kept as :class:`Segment` s — the opening prompt, each model 
 each environment turn — with their token counts, so the budget is exact when the
 counter is the model's tokenizer, and the trainer can mask exactly the model's tokens.
 
->>> from sqlscout.sandbox import Database
->>> from sqlscout.task import Task
+>>> from sqlscout.env.sandbox import Database
+>>> from sqlscout.env.task import Task
 >>> task = Task("q1", "How many albums are there?", "../shared/data/chinook/Chinook_Sqlite.sqlite")
 >>> ep = Episode(task, Database(task.db_path))
 >>> obs = ep.step('{"tool": "run_query", "args": {"sql": "SELECT COUNT(*) FROM Album"}}')
@@ -30,14 +30,12 @@ True
 from __future__ import annotations
 
 import time
-from dataclasses import asdict, dataclass, field
-from enum import Enum
-from typing import Any
+from dataclasses import dataclass
 
-from sqlscout.chat import ChatFormat, ChatML, Message
-from sqlscout.errors import ConfigError, QueryError
-from sqlscout.parser import ToolCall, extract_final_sql, parse_turn
-from sqlscout.prompts import (
+from sqlscout.env.chat import ChatFormat, ChatML, Message
+from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.parser import ToolCall, extract_final_sql, parse_turn
+from sqlscout.env.prompts import (
     LIMIT_REASONS,
     PROMPT_VERSION,
     SchemaMode,
@@ -45,24 +43,14 @@ from sqlscout.prompts import (
     final_turn_message,
     initial_messages,
 )
-from sqlscout.sandbox import Database
-from sqlscout.task import Task
-from sqlscout.tokens import ApproxTokenCounter, TokenCounter
-from sqlscout.tools import ToolOutcome, call_tool
+from sqlscout.env.sandbox import Database
+from sqlscout.env.task import Task
+from sqlscout.env.tokens import ApproxTokenCounter, TokenCounter
+from sqlscout.env.tools import ToolOutcome, call_tool
+from sqlscout.env.trace import AnswerSource, CallRecord, EpisodeResult, RoundRecord, Segment, SegmentKind, StopReason
+from sqlscout.errors import QueryError
 
-__all__ = [
-    "AnswerSource",
-    "CallRecord",
-    "Episode",
-    "EpisodeBase",
-    "EpisodeConfig",
-    "EpisodeResult",
-    "RoundRecord",
-    "Segment",
-    "SegmentKind",
-    "StopReason",
-    "TurnRequest",
-]
+__all__ = ["Episode", "EpisodeBase", "NO_CALL_MESSAGE", "TurnRequest"]
 
 
 # The submit example is deliberately not valid JSON: small models echo this message
@@ -72,72 +60,6 @@ NO_CALL_MESSAGE = (
     '{"tool": "list_tables", "args": {}}, or submit your answer with '
     '{"tool": "submit_sql", "args": {"sql": <your query as a JSON string>}}.'
 )
-
-class StopReason(str, Enum):
-    """Why exploration ended."""
-
-    SUBMITTED = "submitted"  # the model called submit_sql
-    ANSWERED = "answered"  # the model replied with SQL and no tool call
-    ROUND_LIMIT = "round_limit"  # all tool rounds used; final turn forced
-    FAILED_QUERY_LIMIT = "failed_query_limit"  # too many failed run_query in a row; final turn forced
-    BUDGET_EXHAUSTED = "budget_exhausted"  # the token budget ran out
-    BACKEND_ERROR = "backend_error"  # the model backend failed; see EpisodeResult.error
-
-
-class AnswerSource(str, Enum):
-    """Where the final SQL came from."""
-
-    SUBMIT_SQL = "submit_sql"
-    DIRECT = "direct"  # SQL in a reply without tool calls
-    FINAL_TURN = "final_turn"  # the answer to the forced final turn
-    FALLBACK = "fallback"  # the last query that ran without error
-    NONE = "none"  # nothing to answer with
-
-
-class SegmentKind(str, Enum):
-    PROMPT = "prompt"  # the opening messages, rendered by the chat template
-    MODEL = "model"  # text the model wrote (the only tokens a trainer trains on)
-    ENV = "env"  # turn glue, tool results, budget lines, the forced final message
-
-
-@dataclass(frozen=True)
-class EpisodeConfig:
-    """Limits and regime of one episode.
-
-    Attributes:
-        max_rounds: tool rounds before the final turn is forced (>= 1).
-        max_failed_queries: failed ``run_query`` calls in a row that force the final turn.
-        token_budget: prompt plus everything appended stays within this many tokens.
-        max_turn_tokens: cap on one model turn; None means whatever the budget has left.
-        final_turn_reserve: tokens kept free for the final answer; when less would be
-            left after a tool result, the final turn is forced instead.
-        schema: ``withheld`` (default) or ``full`` (every CREATE TABLE in the prompt).
-    """
-
-    max_rounds: int = 6
-    max_failed_queries: int = 4
-    token_budget: int = 24_576
-    max_turn_tokens: int | None = None
-    final_turn_reserve: int = 256
-    schema: SchemaMode = SchemaMode.WITHHELD
-
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "schema", SchemaMode(self.schema))
-        if self.max_rounds < 1:
-            raise ConfigError(f"max_rounds must be >= 1, got {self.max_rounds}")
-        if self.max_failed_queries < 1:
-            raise ConfigError(f"max_failed_queries must be >= 1, got {self.max_failed_queries}")
-        if self.final_turn_reserve < 1:
-            raise ConfigError(f"final_turn_reserve must be >= 1, got {self.final_turn_reserve}")
-        if self.token_budget <= self.final_turn_reserve:
-            raise ConfigError(
-                f"token_budget ({self.token_budget}) must exceed final_turn_reserve ({self.final_turn_reserve})"
-            )
-        if self.max_turn_tokens is not None and self.max_turn_tokens < 1:
-            raise ConfigError(f"max_turn_tokens must be >= 1 or None, got {self.max_turn_tokens}")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "schema": self.schema.value}
 
 
 @dataclass(frozen=True)
@@ -150,98 +72,10 @@ class TurnRequest:
     final: bool  # the forced final turn: SQL only
 
 
-@dataclass
-class Segment:
-    kind: SegmentKind
-    text: str
-    n_tokens: int
-
-
-@dataclass
-class CallRecord:
-    tool: str
-    args: dict[str, Any]
-    ok: bool
-    output: str
-    elapsed_s: float
-    repeats: int = 1  # identical calls in the round (run once)
-
-
-@dataclass
-class RoundRecord:
-    """One model turn and what the environment answered."""
-
-    index: int
-    final: bool
-    model_text: str
-    completion_tokens: int
-    finish_reason: str | None = None
-    model_time_s: float = 0.0
-    calls: list[CallRecord] = field(default_factory=list)
-    parse_errors: list[str] = field(default_factory=list)
-    observation: str | None = None
-    observation_tokens: int = 0
-    env_time_s: float = 0.0
-
-
-@dataclass
-class EpisodeResult:
-    """Everything an episode did, enough to compute any metric without re-running it."""
-
-    task: Task
-    config: EpisodeConfig
-    prompt_version: str
-    messages: list[Message]
-    prompt_tokens: int
-    rounds: list[RoundRecord]
-    final_sql: str | None
-    answer_source: AnswerSource
-    stop_reason: StopReason
-    last_good_sql: str | None
-    generated_tokens: int
-    total_tokens: int
-    wall_time_s: float
-    model_time_s: float
-    env_time_s: float
-    error: str | None = None  # what went wrong outside the model (stop_reason BACKEND_ERROR)
-
-    @property
-    def tool_rounds(self) -> int:
-        return sum(1 for r in self.rounds if not r.final)
-
-    @property
-    def tool_calls(self) -> int:
-        return sum(len(r.calls) for r in self.rounds)
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["task"] = self.task.to_dict()
-        data["config"] = self.config.to_dict()
-        data["answer_source"] = self.answer_source.value
-        data["stop_reason"] = self.stop_reason.value
-        return data
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> EpisodeResult:
-        rounds = [
-            RoundRecord(**{**r, "calls": [CallRecord(**c) for c in r.get("calls", [])]}) for r in data["rounds"]
-        ]
-        return cls(
-            **{
-                **data,
-                "task": Task.from_dict(data["task"]),
-                "config": EpisodeConfig(**data["config"]),
-                "rounds": rounds,
-                "answer_source": AnswerSource(data["answer_source"]),
-                "stop_reason": StopReason(data["stop_reason"]),
-            }
-        )
-
-
 class EpisodeBase:
     """What every kind of episode shares: the token-counted transcript, turn requests,
     round records and the result. :class:`Episode` explores with tools;
-    :class:`~sqlscout.single_shot.SingleShotEpisode` answers in one turn."""
+    :class:`~sqlscout.env.single_shot.SingleShotEpisode` answers in one turn."""
 
     def __init__(
         self,

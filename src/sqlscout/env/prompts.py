@@ -9,8 +9,8 @@ from __future__ import annotations
 from enum import Enum
 from functools import lru_cache
 
-from sqlscout.chat import Message
-from sqlscout.tools import TOOLS
+from sqlscout.env.chat import Message
+from sqlscout.env.tools import TOOLS
 
 __all__ = [
     "PROMPT_VERSION",

@@ -1,12 +1,12 @@
 """The single-shot baseline: the full schema in the prompt, one answer, no tools.
 
-It drives like an :class:`~sqlscout.episode.Episode` (``request`` / ``step`` /
+It drives like an :class:`~sqlscout.env.episode.Episode` (``request`` / ``step`` /
 ``result``, the same transcript segments), so the runner, the evaluator and the
 reports treat both modes alike; its result is an ordinary
-:class:`~sqlscout.episode.EpisodeResult` with one final round.
+:class:`~sqlscout.env.episode.EpisodeResult` with one final round.
 
->>> from sqlscout.sandbox import Database
->>> from sqlscout.task import Task
+>>> from sqlscout.env.sandbox import Database
+>>> from sqlscout.env.task import Task
 >>> task = Task("q", "How many genres?", "../shared/data/chinook/Chinook_Sqlite.sqlite")
 >>> shot = SingleShotEpisode(task, Database(task.db_path))
 >>> shot.step("```sql\\nSELECT COUNT(*) FROM Genre\\n```") is None
@@ -19,13 +19,15 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sqlscout.chat import ChatFormat
-from sqlscout.episode import AnswerSource, EpisodeBase, EpisodeConfig, StopReason
-from sqlscout.parser import extract_final_sql
-from sqlscout.prompts import SchemaMode, single_shot_messages
-from sqlscout.sandbox import Database
-from sqlscout.task import Task
-from sqlscout.tokens import TokenCounter
+from sqlscout.env.chat import ChatFormat
+from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.episode import EpisodeBase
+from sqlscout.env.trace import AnswerSource, StopReason
+from sqlscout.env.parser import extract_final_sql
+from sqlscout.env.prompts import SchemaMode, single_shot_messages
+from sqlscout.env.sandbox import Database
+from sqlscout.env.task import Task
+from sqlscout.env.tokens import TokenCounter
 
 __all__ = ["SingleShotEpisode"]
 

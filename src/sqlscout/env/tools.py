@@ -21,9 +21,9 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from sqlscout.errors import QueryError, QueryRefused, SqlscoutError, ToolArgumentError
-from sqlscout.render import render_table
-from sqlscout.sandbox import Database
-from sqlscout.schema import quote_identifier
+from sqlscout.env.render import render_table
+from sqlscout.env.sandbox import Database
+from sqlscout.env.schema import quote_identifier
 
 __all__ = ["TOOLS", "Tool", "ToolOutcome", "ToolParam", "call_tool", "tool_specs"]
 

@@ -1,0 +1,51 @@
+"""The limits and schema regime of one episode (SPEC §4)."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from sqlscout.env.prompts import SchemaMode
+from sqlscout.errors import ConfigError
+
+__all__ = ["EpisodeConfig"]
+
+
+@dataclass(frozen=True)
+class EpisodeConfig:
+    """Limits and regime of one episode.
+
+    Attributes:
+        max_rounds: tool rounds before the final turn is forced (>= 1).
+        max_failed_queries: failed ``run_query`` calls in a row that force the final turn.
+        token_budget: prompt plus everything appended stays within this many tokens.
+        max_turn_tokens: cap on one model turn; None means whatever the budget has left.
+        final_turn_reserve: tokens kept free for the final answer; when less would be
+            left after a tool result, the final turn is forced instead.
+        schema: ``withheld`` (default) or ``full`` (every CREATE TABLE in the prompt).
+    """
+
+    max_rounds: int = 6
+    max_failed_queries: int = 4
+    token_budget: int = 24_576
+    max_turn_tokens: int | None = None
+    final_turn_reserve: int = 256
+    schema: SchemaMode = SchemaMode.WITHHELD
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "schema", SchemaMode(self.schema))
+        if self.max_rounds < 1:
+            raise ConfigError(f"max_rounds must be >= 1, got {self.max_rounds}")
+        if self.max_failed_queries < 1:
+            raise ConfigError(f"max_failed_queries must be >= 1, got {self.max_failed_queries}")
+        if self.final_turn_reserve < 1:
+            raise ConfigError(f"final_turn_reserve must be >= 1, got {self.final_turn_reserve}")
+        if self.token_budget <= self.final_turn_reserve:
+            raise ConfigError(
+                f"token_budget ({self.token_budget}) must exceed final_turn_reserve ({self.final_turn_reserve})"
+            )
+        if self.max_turn_tokens is not None and self.max_turn_tokens < 1:
+            raise ConfigError(f"max_turn_tokens must be >= 1 or None, got {self.max_turn_tokens}")
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "schema": self.schema.value}

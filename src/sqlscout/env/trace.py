@@ -1,0 +1,130 @@
+"""What an episode records: why it stopped, where its answer came from, its transcript
+segments, each round's calls, and the serialisable :class:`EpisodeResult` from which
+every metric is computed without re-running anything."""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from enum import Enum
+from typing import Any
+
+from sqlscout.env.chat import Message
+from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.task import Task
+
+__all__ = ["AnswerSource", "CallRecord", "EpisodeResult", "RoundRecord", "Segment", "SegmentKind", "StopReason"]
+
+
+class StopReason(str, Enum):
+    """Why exploration ended."""
+
+    SUBMITTED = "submitted"  # the model called submit_sql
+    ANSWERED = "answered"  # the model replied with SQL and no tool call
+    ROUND_LIMIT = "round_limit"  # all tool rounds used; final turn forced
+    FAILED_QUERY_LIMIT = "failed_query_limit"  # too many failed run_query in a row; final turn forced
+    BUDGET_EXHAUSTED = "budget_exhausted"  # the token budget ran out
+    BACKEND_ERROR = "backend_error"  # the model backend failed; see EpisodeResult.error
+
+
+class AnswerSource(str, Enum):
+    """Where the final SQL came from."""
+
+    SUBMIT_SQL = "submit_sql"
+    DIRECT = "direct"  # SQL in a reply without tool calls
+    FINAL_TURN = "final_turn"  # the answer to the forced final turn
+    FALLBACK = "fallback"  # the last query that ran without error
+    NONE = "none"  # nothing to answer with
+
+
+class SegmentKind(str, Enum):
+    PROMPT = "prompt"  # the opening messages, rendered by the chat template
+    MODEL = "model"  # text the model wrote (the only tokens a trainer trains on)
+    ENV = "env"  # turn glue, tool results, budget lines, the forced final message
+
+
+@dataclass
+class Segment:
+    kind: SegmentKind
+    text: str
+    n_tokens: int
+
+
+@dataclass
+class CallRecord:
+    tool: str
+    args: dict[str, Any]
+    ok: bool
+    output: str
+    elapsed_s: float
+    repeats: int = 1  # identical calls in the round (run once)
+
+
+@dataclass
+class RoundRecord:
+    """One model turn and what the environment answered."""
+
+    index: int
+    final: bool
+    model_text: str
+    completion_tokens: int
+    finish_reason: str | None = None
+    model_time_s: float = 0.0
+    calls: list[CallRecord] = field(default_factory=list)
+    parse_errors: list[str] = field(default_factory=list)
+    observation: str | None = None
+    observation_tokens: int = 0
+    env_time_s: float = 0.0
+
+
+@dataclass
+class EpisodeResult:
+    """Everything an episode did, enough to compute any metric without re-running it."""
+
+    task: Task
+    config: EpisodeConfig
+    prompt_version: str
+    messages: list[Message]
+    prompt_tokens: int
+    rounds: list[RoundRecord]
+    final_sql: str | None
+    answer_source: AnswerSource
+    stop_reason: StopReason
+    last_good_sql: str | None
+    generated_tokens: int
+    total_tokens: int
+    wall_time_s: float
+    model_time_s: float
+    env_time_s: float
+    error: str | None = None  # what went wrong outside the model (stop_reason BACKEND_ERROR)
+
+    @property
+    def tool_rounds(self) -> int:
+        return sum(1 for r in self.rounds if not r.final)
+
+    @property
+    def tool_calls(self) -> int:
+        return sum(len(r.calls) for r in self.rounds)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["task"] = self.task.to_dict()
+        data["config"] = self.config.to_dict()
+        data["answer_source"] = self.answer_source.value
+        data["stop_reason"] = self.stop_reason.value
+        return data
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> EpisodeResult:
+        rounds = [
+            RoundRecord(**{**r, "calls": [CallRecord(**c) for c in r.get("calls", [])]}) for r in data["rounds"]
+        ]
+        return cls(
+            **{
+                **data,
+                "task": Task.from_dict(data["task"]),
+                "config": EpisodeConfig(**data["config"]),
+                "rounds": rounds,
+                "answer_source": AnswerSource(data["answer_source"]),
+                "stop_reason": StopReason(data["stop_reason"]),
+            }
+        )
