@@ -1,4 +1,4 @@
-"""``sqlscout ask`` and ``sqlscout demo``, the single-episode driver, and failure paths:
+"""``sqlscout ask`` and ``sqlscout demo``, one episode through the runner, and failure paths:
 each is a one-line message or a recorded episode outcome, never a traceback or a hang."""
 
 from __future__ import annotations
@@ -14,11 +14,10 @@ from sqlscout.backends.scripted import ScriptedBackend
 from sqlscout.cli.main import app
 from sqlscout.cli.trace import fold, split_reasoning
 from sqlscout.demo import DEMO_QUESTIONS, chinook_path, demo_tasks
-from sqlscout.drive import drive_episode
 from sqlscout.env.config import EpisodeConfig
-from sqlscout.env.episode import Episode
-from sqlscout.env.trace import AnswerSource, StopReason
 from sqlscout.env.sandbox import Database
+from sqlscout.env.trace import AnswerSource, StopReason
+from sqlscout.runner import Runner, RunnerConfig, Turn
 from sqlscout.scoring import score_sql
 
 runner = CliRunner()
@@ -42,22 +41,34 @@ def test_embedded_chinook_and_gold_answers() -> None:
 def test_a_model_that_never_calls_a_tool_ends_as_a_recorded_outcome() -> None:
     task = demo_tasks(1)[0]
     backend = ScriptedBackend(lambda turn: "I would rather talk about music.")
-    episode = Episode(task, Database(task.db_path), EpisodeConfig(max_rounds=3))
-    result = drive_episode(episode, backend, SamplingParams())
+    with Runner(backend, RunnerConfig(episode=EpisodeConfig(max_rounds=3))) as run:
+        (rollout,) = run.run([task])
+    result = rollout.result
     assert result.stop_reason is StopReason.ROUND_LIMIT
     assert result.answer_source is AnswerSource.NONE and result.final_sql is None
     assert all("no tool call found" in (r.observation or "") for r in result.rounds[:-1])
 
 
-def test_drive_episode_feeds_token_ids_and_calls_back_per_turn() -> None:
+def test_one_episode_through_the_runner_calls_back_per_turn() -> None:
     task = demo_tasks(1)[0]
     replies = ['{"tool": "run_query", "args": {"sql": "SELECT COUNT(*) FROM Album"}}',
                '{"tool": "submit_sql", "args": {"sql": "SELECT COUNT(*) FROM Album"}}']  # fmt: skip
-    seen: list[str | None] = []
-    episode = Episode(task, Database(task.db_path))
-    result = drive_episode(episode, ScriptedBackend(replies), SamplingParams(), on_turn=lambda e, g, o: seen.append(o))
-    assert result.final_sql == "SELECT COUNT(*) FROM Album" and len(seen) == 2 and seen[-1] is None
-    assert "347" in (seen[0] or "")
+    seen: list[Turn] = []
+    with Runner(ScriptedBackend(replies), RunnerConfig(max_batch=1)) as run:
+        (rollout,) = run.run([task], on_turn=seen.append)
+    assert rollout.result.final_sql == "SELECT COUNT(*) FROM Album" and len(seen) == 2
+    assert seen[-1].observation is None and seen[-1].episode.done
+    assert "347" in (seen[0].observation or "") and seen[0].generation.text.startswith('{"tool": "run_query"')
+
+
+def test_a_backend_failure_in_ask_is_one_line(chinook_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sqlscout.cli.ask as ask_cli
+
+    failing = ScriptedBackend(["SELECT 1"], raise_on=lambda turn: True)
+    monkeypatch.setattr(ask_cli, "load_model", lambda *args, **kwargs: failing)
+    result = runner.invoke(app, ["ask", str(chinook_path), "q?"])
+    assert result.exit_code == 2 and "Traceback" not in result.output, result.output
+    assert result.output.splitlines()[-1] == "error: scripted backend failed: RuntimeError: scripted backend failure"
 
 
 def test_trace_helpers() -> None:

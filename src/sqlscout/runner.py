@@ -18,6 +18,11 @@ backend's own counter) is exact, and the trainer's mask comes straight from
 >>> with Runner(backend, RunnerConfig()) as runner:
 ...     [r.result.final_sql for r in runner.run([task], samples=2)]
 ['SELECT COUNT(*) FROM Genre', 'SELECT COUNT(*) FROM Genre']
+
+It is the one episode driver: ``sqlscout eval`` and the trainer run many episodes
+through it, ``sqlscout ask`` runs one and watches it turn by turn (``on_turn``), the
+single-shot baseline is its ``single-shot`` mode, and the tests drive it with the
+scripted backend.
 """
 
 from __future__ import annotations
@@ -28,7 +33,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
-from typing import Any, Collection, Iterator, Sequence, Union
+from typing import Any, Callable, Collection, Iterator, Sequence, Union
 
 from sqlscout.backends.base import Backend, Generation, GenerationRequest, SamplingParams
 from sqlscout.env.config import EpisodeConfig
@@ -39,7 +44,7 @@ from sqlscout.env.sandbox import Database, SandboxConfig
 from sqlscout.env.single_shot import SingleShotEpisode
 from sqlscout.env.task import Task
 
-__all__ = ["Rollout", "RunMode", "Runner", "RunnerConfig", "episode_seed", "run_all"]
+__all__ = ["Rollout", "RunMode", "Runner", "RunnerConfig", "Turn", "TurnCallback", "episode_seed", "run_all"]
 
 AnyEpisode = Union[Episode, SingleShotEpisode]
 
@@ -120,6 +125,22 @@ class Rollout:
         return mask
 
 
+@dataclass(frozen=True)
+class Turn:
+    """One model turn as it happened: which episode, what the model produced, and the
+    environment's answer (None when the turn ended the episode)."""
+
+    index: int
+    sample: int
+    episode: AnyEpisode
+    generation: Generation
+    observation: str | None
+
+
+# Called on the runner's thread after every model turn, in the order of the batch.
+TurnCallback = Callable[[Turn], None]
+
+
 def episode_seed(seed: int, index: int, sample: int, turn: int) -> int:
     """A stable 31-bit seed for one turn (the same across runs, processes and platforms).
 
@@ -142,6 +163,7 @@ class _Live:
     logprobs: list[float | None]
     turn: int = 0
     seen: int = 0  # episode segments already mirrored into ids
+    observation: str | None = None  # the environment's answer to the latest turn
 
 
 class Runner:
@@ -175,7 +197,12 @@ class Runner:
         return self._databases[key]
 
     def run(
-        self, tasks: Sequence[Task], samples: int = 1, *, skip: Collection[tuple[int, int]] = ()
+        self,
+        tasks: Sequence[Task],
+        samples: int = 1,
+        *,
+        skip: Collection[tuple[int, int]] = (),
+        on_turn: TurnCallback | None = None,
     ) -> Iterator[Rollout]:
         """Run ``samples`` episodes of every task; yield each as soon as it finishes.
 
@@ -184,6 +211,7 @@ class Runner:
         ``backend_error`` (the message is in ``result.error``) instead of raising.
         ``skip`` names (index, sample) pairs not to run — a resumed evaluation's finished
         episodes — so that the others keep the seeds they have in a full run.
+        ``on_turn`` sees every model turn as it is taken (what ``sqlscout ask`` shows).
         """
         if samples < 1:
             raise ConfigError(f"samples must be >= 1, got {samples}")
@@ -208,6 +236,9 @@ class Runner:
                         state.episode.abort(error or "backend failure")
                 else:
                     list(pool.map(self._advance, live, generations))
+                    if on_turn is not None:
+                        for state, generation in zip(live, generations):
+                            on_turn(Turn(state.index, state.sample, state.episode, generation, state.observation))
                 still: list[_Live] = []
                 for state in live:
                     if state.episode.done:
@@ -253,11 +284,12 @@ class Runner:
     def _advance(self, state: _Live, generation: Generation) -> None:
         """Feed one completion to its episode (tool calls run here, on a pool thread)."""
         state.turn += 1
+        state.observation = None
         if generation.finish_reason == "error":
             state.episode.abort(generation.error or f"{self.backend.name} backend returned an error")
             return
         n_tokens = len(generation.token_ids) if generation.token_ids else None
-        state.episode.step(
+        state.observation = state.episode.step(
             generation.text,
             n_tokens=n_tokens,
             finish_reason=generation.finish_reason,

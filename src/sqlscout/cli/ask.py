@@ -95,13 +95,12 @@ def ask(
     """Answer one question about a SQLite database and watch the agent work, round by round."""
     from dataclasses import replace
 
-    from sqlscout.drive import drive_episode
-    from sqlscout.env.episode import Episode
     from sqlscout.env.sandbox import Database
     from sqlscout.env.task import Task
+    from sqlscout.runner import Runner, RunnerConfig, Turn
 
     try:
-        database = Database(db)
+        Database(db).close()  # a bad path fails here, before a model is loaded
         episode_config, sampling = _settings(model)
         changes: dict[str, Any] = {"schema": schema}
         if max_rounds:
@@ -109,25 +108,32 @@ def ask(
         if max_turn_tokens:
             changes["max_turn_tokens"] = max_turn_tokens
         episode_config = replace(episode_config, **changes)
-        sampling = sampling.with_(seed=seed, **({"temperature": temperature} if temperature is not None else {}))
+        if temperature is not None:
+            sampling = sampling.with_(temperature=temperature)
+        config = RunnerConfig(episode=episode_config, sampling=sampling, max_batch=1, tool_workers=1, seed=seed)
     except SqlscoutError as exc:
         fail(str(exc))
     loaded = load_model(model, backend, cache_dir, threads=threads, slots=1, api_key=api_key)
-    task = Task("ask", question, database.path, evidence=evidence)
-    episode = Episode(task, database, episode_config, chat=loaded.chat, counter=loaded.counter)
-    console.print(f"[bold]{question}[/]  [dim]({model} on {loaded.name}, schema {schema.value})[/]")
+    with loaded, Runner(loaded, config) as runner:
+        try:
+            database = runner.database(db)
+        except SqlscoutError as exc:
+            fail(str(exc))
+        task = Task("ask", question, database.path, evidence=evidence)
+        console.print(f"[bold]{question}[/]  [dim]({model} on {loaded.name}, schema {schema.value})[/]")
 
-    def on_turn(ep: Episode, generation: Any, observation: Optional[str]) -> None:
-        left = None if ep.done else max(0, ep.config.max_rounds - sum(1 for r in ep.rounds if not r.final))
-        print_round(console, ep.rounds[-1], tokens_used=ep.tokens_used, budget=ep.config.token_budget, turns_left=left)
+        def on_turn(turn: Turn) -> None:
+            ep = turn.episode
+            left = None if ep.done else max(0, ep.config.max_rounds - sum(1 for r in ep.rounds if not r.final))
+            print_round(console, ep.rounds[-1], tokens_used=ep.tokens_used, budget=ep.config.token_budget, turns_left=left)
 
-    try:
-        result = drive_episode(episode, loaded, sampling, on_turn=on_turn)
-    except SqlscoutError as exc:
-        fail(str(exc))
-    finally:
-        loaded.close()
-    ok = print_answer(console, result, database)
+        try:
+            result = next(iter(runner.run([task], on_turn=on_turn))).result
+        except SqlscoutError as exc:
+            fail(str(exc))
+        if result.error is not None:
+            fail(result.error)
+        ok = print_answer(console, result, database)
     raise typer.Exit(0 if ok else 1)
 
 
