@@ -25,9 +25,8 @@ Figures printed:
   reward (it runs the answer and the gold query). Goal: sqlscout at least 3x.
 
 Where skyrl-gym comes from (it need not be installed beside sqlscout): the skyrl-gym
-side runs in a subprocess of ``--skyrl-python PYTHON``; by default the first of
-``$SKYRL_PYTHON``, this interpreter if it can import ``skyrl_gym``, and
-``/work/venvs/skyrl-gym/bin/python``. To make one:
+side runs in a subprocess of ``--skyrl-python PYTHON``, else of ``$SKYRL_PYTHON``, else
+of this interpreter if it can import ``skyrl_gym``. To make one:
 ``python -m venv /tmp/skyrl && /tmp/skyrl/bin/pip install skyrl-gym`` and pass
 ``--skyrl-python /tmp/skyrl/bin/python``. Without it the comparison is skipped.
 Use the same Python version on both sides (SQLite's version comes with it).
@@ -106,9 +105,8 @@ def _turns(ep: dict[str, Any]) -> list[str]:
 def run_sqlscout(episodes: list[dict[str, Any]]) -> dict[str, Any]:
     """Time the oracle episodes, recording what reached SQLite; then time SQLite alone."""
     from sqlscout.env.config import EpisodeConfig
-from sqlscout.env.episode import Episode
-from sqlscout.env.trace import StopReason
-    from sqlscout.policy import ScriptedPolicy, run_episode
+    from sqlscout.env.episode import Episode
+    from sqlscout.env.trace import StopReason
     from sqlscout.env.sandbox import Database
     from sqlscout.scoring import score_sql
     from sqlscout.env.task import Task
@@ -136,7 +134,11 @@ from sqlscout.env.trace import StopReason
         if db is None:  # opened once per file, as the runner does; its schema is read once
             db = databases[task.db_path] = RecordingDatabase(task.db_path)
         episode = Episode(task, db, config)
-        result = run_episode(episode, ScriptedPolicy(turns))
+        for turn in turns:  # the environment alone, stepped as the runner steps it
+            if episode.done:
+                break
+            episode.step(turn)
+        result = episode.result()
         verdict = score_sql(db, result.final_sql, task.gold_sql).verdict
         steps += len(result.rounds)
         correct += verdict.official and result.stop_reason is StopReason.SUBMITTED
@@ -208,7 +210,6 @@ def find_skyrl_python(explicit: str | None) -> str | None:
             candidates.append(sys.executable)
     except (ImportError, ValueError):
         pass
-    candidates.append("/work/venvs/skyrl-gym/bin/python")
     for python in candidates:
         if python and Path(python).exists():
             probe = subprocess.run([python, "-c", "import skyrl_gym"], capture_output=True)

@@ -8,7 +8,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from conftest import spider_db
-from sqlscout import Database, Episode, EpisodeConfig, ScriptedPolicy, StopReason, Task, run_episode, score_sql
+from sqlscout import Database, Episode, EpisodeConfig, StopReason, Task, score_sql
 
 EPISODES = 64
 DB = spider_db("concert_singer")
@@ -39,7 +39,9 @@ def test_64_episodes_read_one_file_at_once() -> None:
         ]
         episode = Episode(Task(f"q{i}", "Who is this singer?", DB), db, EpisodeConfig())
         barrier.wait(timeout=30)  # start together, so the reads really overlap
-        result = run_episode(episode, ScriptedPolicy(replies))
+        for reply in replies:  # stepped by hand: each thread is one episode's driver
+            episode.step(reply)
+        result = episode.result()
         outputs = [c.output for r in result.rounds for c in r.calls]
         correct = score_sql(db, result.final_sql, sql).verdict.strict
         if db is not shared:

@@ -13,7 +13,8 @@ from conftest import CHINOOK, spider_db
 from sqlscout import PROMPT_VERSION, AnswerSource, Episode, EpisodeConfig, EpisodeResult, StopReason, Task
 from sqlscout.env.trace import SegmentKind
 from sqlscout.errors import ConfigError
-from sqlscout.policy import ScriptedPolicy, run_episode
+from sqlscout.backends.scripted import ScriptedBackend, ScriptTurn
+from sqlscout.runner import Runner, RunnerConfig, Turn
 from sqlscout.env.prompts import budget_line, final_turn_message, LIMIT_REASONS
 from sqlscout.env.sandbox import Database
 from sqlscout.env.tokens import TokenizerCounter
@@ -50,6 +51,17 @@ def qwen3() -> TokenizerCounter:
 def episode(db: Database, config: EpisodeConfig | None = None, **task: object) -> Episode:
     fields = {"question_id": "q1", "question": QUESTION, "db_path": db.path, **task}
     return Episode(Task(**fields), db, config)
+
+
+def play(db: Database, script, config: EpisodeConfig | None = None, *, tokenizer=None, **task: object):  # noqa: ANN001
+    """One episode through the runner (the driver every command uses) with the scripted
+    backend; returns the result and the live episode as the last turn left it."""
+    fields = {"question_id": "q1", "question": QUESTION, "db_path": db.path, **task}
+    turns: list[Turn] = []
+    backend = ScriptedBackend(script, tokenizer=tokenizer)
+    with Runner(backend, RunnerConfig(episode=config or EpisodeConfig())) as runner:
+        (rollout,) = runner.run([Task(**fields)], on_turn=turns.append)
+    return rollout.result, turns[-1].episode
 
 
 # -- rounds and limits -----------------------------------------------------------
@@ -236,18 +248,18 @@ def test_an_echoed_no_call_message_submits_no_placeholder(chinook: Database) -> 
 
 
 def test_a_script_that_runs_out_ends_by_the_round_limit(chinook: Database) -> None:
-    result = run_episode(episode(chinook), ScriptedPolicy([query(GOOD)]))
+    result, _ = play(chinook, [query(GOOD)])
     assert (result.stop_reason, result.answer_source, result.final_sql) == (StopReason.ROUND_LIMIT, AnswerSource.FALLBACK, GOOD)
     assert len(result.rounds) == 7
 
 
 def test_policy_as_a_function_of_the_transcript(chinook: Database) -> None:
-    def policy(ep: Episode, request) -> str:  # noqa: ANN001
-        if request.final:
+    def script(turn: ScriptTurn) -> str:
+        if turn.final:
             return "SELECT COUNT(*) FROM Track"
-        return call("sample_rows", table_name="Genre", limit=len(ep.rounds) + 1)
+        return call("sample_rows", table_name="Genre", limit=turn.turn + 1)
 
-    result = run_episode(episode(chinook, EpisodeConfig(max_rounds=3)), ScriptedPolicy(policy))
+    result, _ = play(chinook, script, EpisodeConfig(max_rounds=3))
     assert [r.calls[0].output.count("\n") for r in result.rounds[:3]] == [1, 2, 3]
     assert result.final_sql == "SELECT COUNT(*) FROM Track" and result.answer_source is AnswerSource.FINAL_TURN
 
@@ -374,18 +386,14 @@ def test_a_prompt_over_the_budget_ends_at_once(qwen3: TokenizerCounter) -> None:
 
 @pytest.mark.parametrize("budget", [900, 1_200, 2_000, 4_000])
 def test_a_model_that_obeys_max_tokens_never_overruns_the_budget(chinook: Database, qwen3: TokenizerCounter, budget: int) -> None:
-    """A stand-in backend: each reply is cut to the request's max_tokens, in real tokens."""
-    tokenizer = qwen3.tokenizer
-    script = [call("sample_rows", table_name="Track", limit=20), call("describe_table", table_name="Invoice"), query("SELECT * FROM Customer")] * 3
+    """The scripted backend cuts each reply to the request's max_tokens, in real tokens."""
+    calls = [call("sample_rows", table_name="Track", limit=20), call("describe_table", table_name="Invoice"), query("SELECT * FROM Customer")] * 3
 
-    def policy(ep: Episode, request) -> str:  # noqa: ANN001
-        text = GOOD if request.final else "<think>" + "let me think " * 40 + "</think>" + script[len(ep.rounds)]
-        ids = tokenizer.encode(text, add_special_tokens=False).ids[: request.max_tokens]
-        return tokenizer.decode(ids, skip_special_tokens=False)
+    def script(turn: ScriptTurn) -> str:
+        return GOOD if turn.final else "<think>" + "let me think " * 40 + "</think>" + calls[turn.turn]
 
     config = EpisodeConfig(token_budget=budget, final_turn_reserve=64)
-    ep = Episode(Task("q", QUESTION, chinook.path), chinook, config, counter=qwen3)
-    result = run_episode(ep, ScriptedPolicy(policy))
+    result, ep = play(chinook, script, config, tokenizer=qwen3.tokenizer)
     assert result.stop_reason is StopReason.BUDGET_EXHAUSTED
     assert result.total_tokens <= budget
     assert sum(s.n_tokens for s in ep.segments) == result.total_tokens
@@ -395,14 +403,13 @@ def test_a_model_that_obeys_max_tokens_never_overruns_the_budget(chinook: Databa
 
 
 def test_result_round_trips_through_json(chinook: Database) -> None:
-    ep = episode(chinook, evidence="albums are records", difficulty="simple")
     replies = [
         "<think>look</think>" + call("list_tables") + "\n" + call("list_tables") + "\n{\"tool\": \"run_query\", \"args\": {sql}}",
         "{'tool': 'run_query', 'args': {'sql': 'SELECT 1', 'odd': b'bytes', 'n': (1, 2)}}",
         query("SELECT nope"),
         call("submit_sql", sql=GOOD),
     ]
-    result = run_episode(ep, ScriptedPolicy(replies))
+    result, ep = play(chinook, replies, evidence="albums are records", difficulty="simple")
     text = json.dumps(result.to_dict())
     back = EpisodeResult.from_dict(json.loads(text))
     assert back == result

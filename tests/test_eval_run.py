@@ -8,10 +8,9 @@ from pathlib import Path
 import pytest
 
 from conftest import SPIDER, spider_db
-from sqlscout.env.episode import Episode, TurnRequest
+from sqlscout.backends.scripted import ScriptTurn
 from sqlscout.errors import ConfigError, DataError
-from sqlscout.evaluation import EvalConfig, Job, RunDir, compute_metrics, policy_source, run_eval
-from sqlscout.policy import ScriptedPolicy
+from sqlscout.evaluation import EvalConfig, EpisodeSource, Job, RunDir, compute_metrics, run_eval, scripted_source
 from sqlscout.scoring import tables_used
 from sqlscout.env.task import Task
 
@@ -26,27 +25,22 @@ def spider_tasks(n: int, db_ids: tuple[str, ...] = ("concert_singer", "pets_1", 
     return tasks[:n]
 
 
-def explorer(job: Job) -> ScriptedPolicy:
+def explorer(job: Job, turn: ScriptTurn) -> str:
     """A deterministic pretend model whose behaviour depends on the question and sample:
     it looks at the gold tables, then submits the gold query, a wrong query, or answers
     in the forced final turn after running out of rounds."""
     gold = job.task.gold_sql or ""
     style = (int(job.task.question_id) + job.sample) % 3
     looks = [json.dumps({"tool": "describe_table", "args": {"table_name": t}}) for t in sorted(tables_used(gold))]
-
-    def reply(episode: Episode, request: TurnRequest) -> str:
-        turn = len(episode.rounds)
-        if request.final:
-            return f"```sql\n{gold}\n```"
-        if turn < len(looks):
-            return looks[turn]
-        if style == 0:
-            return json.dumps({"tool": "submit_sql", "args": {"sql": gold}})
-        if style == 1:
-            return json.dumps({"tool": "submit_sql", "args": {"sql": "SELECT 1"}})
-        return json.dumps({"tool": "run_query", "args": {"sql": "SELECT count(*) FROM sqlite_master"}})
-
-    return ScriptedPolicy(reply)
+    if turn.final:
+        return f"```sql\n{gold}\n```"
+    if turn.turn < len(looks):
+        return looks[turn.turn]
+    if style == 0:
+        return json.dumps({"tool": "submit_sql", "args": {"sql": gold}})
+    if style == 1:
+        return json.dumps({"tool": "submit_sql", "args": {"sql": "SELECT 1"}})
+    return json.dumps({"tool": "run_query", "args": {"sql": "SELECT count(*) FROM sqlite_master"}})
 
 
 def config(**changes: object) -> EvalConfig:
@@ -55,12 +49,13 @@ def config(**changes: object) -> EvalConfig:
 
 def test_every_episode_is_streamed_scored_and_counted(tmp_path: Path) -> None:
     tasks = spider_tasks(6)
-    outcome = run_eval(tasks, config(), policy_source(explorer), tmp_path / "run")
+    outcome = run_eval(tasks, config(), scripted_source(explorer), tmp_path / "run")
     assert outcome.written == 12 and outcome.resumed == 0
     lines = (tmp_path / "run" / "episodes.jsonl").read_text().splitlines()
     assert len(lines) == 12
     stored = RunDir(tmp_path / "run").read_records()
-    assert [(r.key, r.sample) for r in stored] == [(t.question_id, s) for t in tasks for s in (0, 1)]
+    # Stored in the order episodes finish (the runner batches them), each job once.
+    assert sorted((r.index, r.key, r.sample) for r in stored) == [(i, t.question_id, s) for i, t in enumerate(tasks) for s in (0, 1)]
     by_style = {(int(r.key) + r.sample) % 3: r for r in stored}
     assert by_style[0].verdict.outcome.value == "equivalent" and by_style[0].gold.n_rows >= 0
     assert by_style[1].result.stop_reason.value == "submitted" and not by_style[1].verdict.official
@@ -84,17 +79,17 @@ class Crash(Exception):
     pass
 
 
-def crashing_after(n: int):
-    """A source that plays ``explorer`` but dies while running its ``n+1``-th episode."""
-    played = {"n": 0}
+def crashing_after(n: int) -> EpisodeSource:
+    """A source that plays ``explorer`` but dies after its ``n``-th finished episode."""
+    inner = scripted_source(explorer)
 
-    def policy_for(job: Job) -> ScriptedPolicy:
-        if played["n"] == n:
-            raise Crash(f"killed at episode {n}")
-        played["n"] += 1
-        return explorer(job)
+    def run(jobs):  # type: ignore[no-untyped-def]
+        for done, item in enumerate(inner(jobs)):
+            if done == n:
+                raise Crash(f"killed at episode {n}")
+            yield item
 
-    return policy_source(policy_for)
+    return run
 
 
 def comparable(run: Path) -> list[tuple]:
@@ -112,37 +107,37 @@ def test_resume_after_a_crash_loses_and_repeats_nothing(tmp_path: Path) -> None:
     # A crash in the middle of writing leaves half a line: it is cut and that episode re-run.
     with open(tmp_path / "broken" / "episodes.jsonl", "a") as handle:
         handle.write('{"key": "half a rec')
-    resumed = run_eval(tasks, config(), policy_source(explorer), tmp_path / "broken", resume=True)
+    resumed = run_eval(tasks, config(), scripted_source(explorer), tmp_path / "broken", resume=True)
     assert (resumed.resumed, resumed.written) == (4, 6)
-    run_eval(tasks, config(), policy_source(explorer), tmp_path / "whole")
+    run_eval(tasks, config(), scripted_source(explorer), tmp_path / "whole")
     assert comparable(tmp_path / "broken") == comparable(tmp_path / "whole")
     assert len((tmp_path / "broken" / "episodes.jsonl").read_text().splitlines()) == 10
     sessions = json.loads((tmp_path / "broken" / "config.json").read_text())["sessions"]
     assert len(sessions) == 2
     # Resuming a finished run runs nothing.
-    again = run_eval(tasks, config(), policy_source(explorer), tmp_path / "broken", resume=True)
+    again = run_eval(tasks, config(), scripted_source(explorer), tmp_path / "broken", resume=True)
     assert (again.resumed, again.written) == (10, 0)
 
 
 def test_resume_with_other_settings_is_refused(tmp_path: Path) -> None:
     tasks = spider_tasks(2)
-    run_eval(tasks, config(), policy_source(explorer), tmp_path / "run")
+    run_eval(tasks, config(), scripted_source(explorer), tmp_path / "run")
     with pytest.raises(ConfigError, match=r"samples: stored 2, now 3.*--out"):
-        run_eval(tasks, config(samples=3), policy_source(explorer), tmp_path / "run", resume=True)
+        run_eval(tasks, config(samples=3), scripted_source(explorer), tmp_path / "run", resume=True)
     with pytest.raises(ConfigError, match="tasks.count"):
-        run_eval(spider_tasks(3), config(), policy_source(explorer), tmp_path / "run", resume=True)
+        run_eval(spider_tasks(3), config(), scripted_source(explorer), tmp_path / "run", resume=True)
     with pytest.raises(ConfigError, match="already holds a run; pass --resume"):
-        run_eval(tasks, config(), policy_source(explorer), tmp_path / "run")
+        run_eval(tasks, config(), scripted_source(explorer), tmp_path / "run")
 
 
 def test_duplicate_question_ids_are_refused(tmp_path: Path) -> None:
     task = spider_tasks(1)[0]
     with pytest.raises(DataError, match="appears twice"):
-        run_eval([task, task], config(), policy_source(explorer), tmp_path / "run")
+        run_eval([task, task], config(), scripted_source(explorer), tmp_path / "run")
 
 
 def test_a_broken_line_in_the_middle_is_an_error_naming_it(tmp_path: Path) -> None:
-    run_eval(spider_tasks(2), config(samples=1), policy_source(explorer), tmp_path / "run")
+    run_eval(spider_tasks(2), config(samples=1), scripted_source(explorer), tmp_path / "run")
     path = tmp_path / "run" / "episodes.jsonl"
     lines = path.read_text().splitlines(keepends=True)
     path.write_text("garbage\n" + "".join(lines))
@@ -156,12 +151,12 @@ def test_gold_results_come_from_the_shared_cache(tmp_path: Path) -> None:
 
     tasks = spider_tasks(3)
     cache = ResultCache(tmp_path / "cache")
-    run_eval(tasks, config(samples=1), policy_source(explorer), tmp_path / "first", result_cache=ResultCache(tmp_path / "cache"))
+    run_eval(tasks, config(samples=1), scripted_source(explorer), tmp_path / "first", result_cache=ResultCache(tmp_path / "cache"))
     stored = [cache.get(cache.database_hash(t.db_path), t.gold_sql) for t in tasks]
     assert all(s is not None and s.ok for s in stored)
     # A planted gold result proves a later run reads the cache instead of running the gold query.
     cache.put_many([(cache.database_hash(tasks[0].db_path), tasks[0].gold_sql, ExecResult(("x",), [("planted",)]))])
-    second = run_eval(tasks, config(samples=1), policy_source(explorer), tmp_path / "second", result_cache=ResultCache(tmp_path / "cache"))
+    second = run_eval(tasks, config(samples=1), scripted_source(explorer), tmp_path / "second", result_cache=ResultCache(tmp_path / "cache"))
     assert second.records[0].gold.rows == [["planted"]] and not second.records[0].verdict.official
     assert [r.verdict.to_dict() for r in second.records[1:]] == [
         r.verdict.to_dict() for r in RunDir(tmp_path / "first").read_records()[1:]
@@ -174,7 +169,7 @@ def test_two_writers_on_one_run_directory_are_refused(tmp_path: Path) -> None:
     holder = RunDir(tmp_path / "run").open_for_append()
     try:
         with pytest.raises(RunDirBusy, match="another process is writing"):
-            run_eval(spider_tasks(1), config(), policy_source(explorer), tmp_path / "run")
+            run_eval(spider_tasks(1), config(), scripted_source(explorer), tmp_path / "run")
     finally:
         holder.close()
-    assert run_eval(spider_tasks(1), config(), policy_source(explorer), tmp_path / "run").written == 2
+    assert run_eval(spider_tasks(1), config(), scripted_source(explorer), tmp_path / "run").written == 2

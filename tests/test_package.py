@@ -23,7 +23,8 @@ ENVIRONMENT_MODULES = [
     "sqlscout.env.episode",
     "sqlscout.errors",
     "sqlscout.env.parser",
-    "sqlscout.policy",
+    "sqlscout.runner",
+    "sqlscout.backends.scripted",
     "sqlscout.env.prompts",
     "sqlscout.env.render",
     "sqlscout.env.sandbox",
@@ -99,9 +100,11 @@ def test_running_an_episode_and_scoring_loads_nothing_heavy() -> None:
     # sqlglot is imported lazily (here by the ORDER BY check); still nothing heavy after a whole episode.
     loaded = _loaded_after(
         "from sqlscout import *\n"
+        "from sqlscout.backends.scripted import ScriptedBackend\n"
         f"db = Database({str(DATA / 'chinook' / 'Chinook_Sqlite.sqlite')!r})\n"
-        "ep = Episode(Task('q', 'How many genres?', db.path), db)\n"
-        "r = run_episode(ep, ScriptedPolicy(['{\"tool\": \"submit_sql\", \"args\": {\"sql\": \"SELECT COUNT(*) FROM Genre\"}}']))\n"
+        "backend = ScriptedBackend(['{\"tool\": \"submit_sql\", \"args\": {\"sql\": \"SELECT COUNT(*) FROM Genre\"}}'])\n"
+        "(rollout,) = run_all(backend, [Task('q', 'How many genres?', db.path)])\n"
+        "r = rollout.result\n"
         "assert score_sql(db, r.final_sql, 'SELECT COUNT(*) FROM Genre').verdict.official\n"
         # The same rows in another order under a nested ORDER BY: deciding strict
         # semantics' ordering needs the parser.

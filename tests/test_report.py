@@ -12,24 +12,19 @@ from typer.testing import CliRunner
 
 from browser import Browser, find_chromium
 from sqlscout.cli.main import app
-from sqlscout.env.episode import Episode, TurnRequest
-from sqlscout.evaluation import EvalConfig, Job, compute_metrics, policy_source, run_eval
-from sqlscout.policy import ScriptedPolicy
+from sqlscout.backends.scripted import ScriptTurn
+from sqlscout.evaluation import EvalConfig, Job, compute_metrics, run_eval, scripted_source
 from sqlscout.report import write_report
 from test_eval_run import explorer, spider_tasks
 
 HOSTILE = '</script><script>document.title="pwned"</script><img src="http://example.invalid/x.png" onerror="window.pwned=1">'
 
 
-def hostile(job: Job) -> ScriptedPolicy:
+def hostile(job: Job, turn: ScriptTurn) -> str:
     """Writes markup into its reasoning and its SQL, then submits the gold query."""
-
-    def reply(episode: Episode, request: TurnRequest) -> str:
-        if not episode.rounds:
-            return f"{HOSTILE}\n" + json.dumps({"tool": "run_query", "args": {"sql": f"SELECT '{HOSTILE}'"}})
-        return json.dumps({"tool": "submit_sql", "args": {"sql": job.task.gold_sql}})
-
-    return ScriptedPolicy(reply)
+    if turn.turn == 0:
+        return f"{HOSTILE}\n" + json.dumps({"tool": "run_query", "args": {"sql": f"SELECT '{HOSTILE}'"}})
+    return json.dumps({"tool": "submit_sql", "args": {"sql": job.task.gold_sql}})
 
 
 @pytest.fixture(scope="module")
@@ -38,8 +33,8 @@ def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, Path]:
     levels = ["easy", "medium", "hard"]
     tasks = [replace(t, difficulty=levels[i % 3]) for i, t in enumerate(spider_tasks(9))]
     config = EvalConfig("spider", "scripted-explorer", samples=2)
-    run_eval(tasks, config, policy_source(explorer), root / "explorer")
-    run_eval(tasks[:4], EvalConfig("spider", "scripted-hostile"), policy_source(hostile), root / "hostile")
+    run_eval(tasks, config, scripted_source(explorer), root / "explorer")
+    run_eval(tasks[:4], EvalConfig("spider", "scripted-hostile"), scripted_source(hostile), root / "hostile")
     return root / "explorer", root / "hostile", root
 
 

@@ -204,18 +204,16 @@ def test_jsonl_predictions_and_their_errors(spider_dev, tmp_path):
 
 
 def test_a_run_directory_of_sqlscout_eval(spider_dev, tmp_path):
-    from sqlscout.evaluation import EvalConfig, RunDir, policy_source, run_eval
-    from sqlscout.policy import ScriptedPolicy
+    from sqlscout.evaluation import EvalConfig, RunDir, run_eval, scripted_source
 
     tasks = spider_dev[:6]
     answers = {t.question_id: t.gold_sql if i % 2 else "SELECT 1" for i, t in enumerate(tasks)}
 
-    def policy(job):
-        sql = answers[job.task.question_id]
-        return ScriptedPolicy([json.dumps({"tool": "submit_sql", "args": {"sql": sql}})])
+    def policy(job, turn):
+        return json.dumps({"tool": "submit_sql", "args": {"sql": answers[job.task.question_id]}})
 
     out = tmp_path / "run"
-    run_eval(tasks, EvalConfig("spider", "scripted"), policy_source(policy), out)
+    run_eval(tasks, EvalConfig("spider", "scripted"), scripted_source(policy), out)
     with open(out / "episodes.jsonl", "a") as handle:
         handle.write('{"key": "torn')  # a run killed mid-write
     read = read_predictions(out)
@@ -267,8 +265,7 @@ def test_variants_are_all_used():
 
 
 def test_score_command_on_sqale_and_on_a_run_directory(sqale_layout, spider_dev, tmp_path):
-    from sqlscout.evaluation import EvalConfig, policy_source, run_eval
-    from sqlscout.policy import ScriptedPolicy
+    from sqlscout.evaluation import EvalConfig, run_eval, scripted_source
 
     cache = tmp_path / "cache"
     tasks = load_tasks("sqale", sqale_layout, cache_dir=cache)
@@ -279,10 +276,10 @@ def test_score_command_on_sqale_and_on_a_run_directory(sqale_layout, spider_dev,
     assert data["total"] == {"count": len(tasks), "correct": len(tasks), "accuracy": 1.0}
     assert list(data["by_difficulty"]) == [level for level in ("simple", "moderate", "hard") if level in data["by_difficulty"]]
 
-    def policy(job):
-        return ScriptedPolicy([json.dumps({"tool": "submit_sql", "args": {"sql": job.task.gold_sql}})])
+    def policy(job, turn):
+        return json.dumps({"tool": "submit_sql", "args": {"sql": job.task.gold_sql}})
 
-    run_eval(spider_dev[:4], EvalConfig("spider", "scripted"), policy_source(policy), tmp_path / "run")
+    run_eval(spider_dev[:4], EvalConfig("spider", "scripted"), scripted_source(policy), tmp_path / "run")
     result = CliRunner().invoke(app, ["score", str(tmp_path / "run"), "--cache-dir", str(cache)])
     assert result.exit_code == 0 and re.search(r"easy.*total", result.output) and "100.00" in result.output
     assert "drop --benchmark" in CliRunner().invoke(app, ["score", str(tmp_path / "run"), "--benchmark", "spider"]).output

@@ -13,9 +13,8 @@ from sqlscout.env.episode import Episode, TurnRequest
 from sqlscout.env.trace import AnswerSource, EpisodeResult, SegmentKind, StopReason
 from sqlscout.errors import SqlscoutError
 from sqlscout.env.parser import ToolCall, extract_final_sql, parse_turn
-from sqlscout.policy import ScriptedPolicy, run_episode
 from sqlscout.env.prompts import PROMPT_VERSION, SchemaMode
-from sqlscout.runner import Rollout, Runner, RunnerConfig
+from sqlscout.runner import Rollout, Runner, RunnerConfig, run_all
 from sqlscout.env.sandbox import Database, SandboxConfig
 from sqlscout.scoring import Outcome, RewardConfig, Semantics, Verdict, score_sql
 from sqlscout.env.task import Task
@@ -39,7 +38,6 @@ __all__ = [
     "RunnerConfig",
     "SandboxConfig",
     "SchemaMode",
-    "ScriptedPolicy",
     "SegmentKind",
     "Semantics",
     "SqlscoutError",
@@ -53,7 +51,7 @@ __all__ = [
     "extract_final_sql",
     "load_tasks",
     "parse_turn",
-    "run_episode",
+    "run_all",
     "score_sql",
     "tool_specs",
 ]

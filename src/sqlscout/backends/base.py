@@ -57,11 +57,18 @@ class SamplingParams:
 
 @dataclass(frozen=True)
 class GenerationRequest:
-    """One prompt to continue: ``prompt`` text, or ``prompt_ids`` (preferred when known)."""
+    """One prompt to continue: ``prompt`` text, or ``prompt_ids`` (preferred when known).
+
+    ``episode`` is the (task index, sample) the turn belongs to, and ``final`` says it is
+    the forced final turn (SQL only); the runner sets both, so a backend can keep an
+    episode on one cache slot and a script can answer per episode.
+    """
 
     params: SamplingParams
     prompt: str | None = None
     prompt_ids: Sequence[int] | None = None
+    episode: tuple[int, int] | None = None
+    final: bool = False
 
     def __post_init__(self) -> None:
         if self.prompt is None and self.prompt_ids is None:

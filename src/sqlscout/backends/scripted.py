@@ -30,11 +30,14 @@ __all__ = ["ScriptTurn", "ScriptedBackend"]
 @dataclass(frozen=True)
 class ScriptTurn:
     """What a script function sees: the prompt text, which model turn this is (0 for
-    the first), and the request's sampling settings."""
+    the first), the request's sampling settings, the (task index, sample) of the
+    episode when the runner sent it, and whether this is the forced final turn."""
 
     prompt: str
     turn: int
     params: SamplingParams
+    episode: tuple[int, int] | None = None
+    final: bool = False
 
 
 class ScriptedBackend(Backend):
@@ -81,8 +84,10 @@ class ScriptedBackend(Backend):
         return list(getattr(encoded, "ids", encoded))
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
-        turns = [ScriptTurn(self._prompt_text(r), 0, r.params) for r in requests]
-        turns = [ScriptTurn(t.prompt, self._turn_index(t.prompt), t.params) for t in turns]
+        turns = []
+        for request in requests:
+            prompt = self._prompt_text(request)
+            turns.append(ScriptTurn(prompt, self._turn_index(prompt), request.params, request.episode, request.final))
         if self._raise_on is not None and any(self._raise_on(t) for t in turns):
             raise RuntimeError("scripted backend failure")
         return [self._reply(t) for t in turns]

@@ -87,10 +87,10 @@ def eval_command(
 
     from sqlscout.backends.base import SamplingParams
     from sqlscout.env.config import EpisodeConfig
-    from sqlscout.evaluation import EvalConfig, EvalMode
+    from sqlscout.evaluation import EvalConfig
     from sqlscout.evaluation.result_cache import ResultCache
     from sqlscout.evaluation.run import describe_environment, run_eval, runner_source, select_tasks
-    from sqlscout.runner import RunMode, Runner, RunnerConfig
+    from sqlscout.runner import RunMode, Runner
 
     if benchmark not in BENCHMARKS:
         fail(f"unknown benchmark '{benchmark}'; choose one of: {', '.join(BENCHMARKS)}")
@@ -135,13 +135,11 @@ def eval_command(
         )
         config = EvalConfig(
             benchmark=benchmark, model=model, data=str(data) if data else None, backend=getattr(loaded, "name", backend),
-            mode=EvalMode(mode), episode=episode, sampling=sampling, samples=samples, seed=seed, condition=condition,
+            mode=RunMode(mode), episode=episode, sampling=sampling, samples=samples, seed=seed, condition=condition,
             phrasing=phrasing, difficulty=difficulty, split=split, limit=limit, select=select, evidence=evidence,
             parameters=_parameters(loaded),
         )
-        runner_config = RunnerConfig(
-            episode=episode, sampling=sampling, max_batch=max_batch, tool_workers=tool_workers, seed=seed, mode=RunMode(mode)
-        )
+        runner_config = config.runner_config(max_batch=max_batch, tool_workers=tool_workers)
     except SqlscoutError as exc:
         loaded.close()
         fail(str(exc))

@@ -8,22 +8,22 @@ SPEC §6; ``sqlscout report`` renders them.
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from sqlscout.evaluation.config import EvalConfig, EvalMode, config_mismatch
+    from sqlscout.evaluation.config import EvalConfig, config_mismatch
     from sqlscout.evaluation.metrics import Accuracy, RunMetrics, compute_metrics, majority_vote, pass_at_k
     from sqlscout.evaluation.record import EpisodeRecord, ResultPreview, task_key
     from sqlscout.evaluation.run import Progress, RunOutcome, plan_jobs, run_eval
-    from sqlscout.evaluation.sources import EpisodeSource, Job, policy_source, runner_source
+    from sqlscout.evaluation.sources import EpisodeSource, Job, runner_source, scripted_source
     from sqlscout.evaluation.store import RunDir
     from sqlscout.evaluation.trace import EpisodeFacts, episode_facts
 
 # Imported when first asked for: `sqlscout score` needs only the scorer and the
 # predictions reader of this package, not the runner, metrics and stores below.
 _HOME = {
-    **dict.fromkeys(("EvalConfig", "EvalMode", "config_mismatch"), "config"),
+    **dict.fromkeys(("EvalConfig", "config_mismatch"), "config"),
     **dict.fromkeys(("Accuracy", "RunMetrics", "compute_metrics", "majority_vote", "pass_at_k"), "metrics"),
     **dict.fromkeys(("EpisodeRecord", "ResultPreview", "task_key"), "record"),
     **dict.fromkeys(("Progress", "RunOutcome", "plan_jobs", "run_eval"), "run"),
-    **dict.fromkeys(("EpisodeSource", "Job", "policy_source", "runner_source"), "sources"),
+    **dict.fromkeys(("EpisodeSource", "Job", "runner_source", "scripted_source"), "sources"),
     "RunDir": "store",
     **dict.fromkeys(("EpisodeFacts", "episode_facts"), "trace"),
 }
@@ -49,7 +49,6 @@ __all__ = [
     "EpisodeRecord",
     "EpisodeSource",
     "EvalConfig",
-    "EvalMode",
     "Job",
     "Progress",
     "ResultPreview",
@@ -62,8 +61,8 @@ __all__ = [
     "majority_vote",
     "pass_at_k",
     "plan_jobs",
-    "policy_source",
     "run_eval",
     "runner_source",
+    "scripted_source",
     "task_key",
 ]

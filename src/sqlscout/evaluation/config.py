@@ -19,22 +19,17 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
-from enum import Enum
 from typing import Any
 
 from sqlscout.backends.base import SamplingParams
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.errors import ConfigError
 from sqlscout.env.prompts import PROMPT_VERSION, SchemaMode
+from sqlscout.runner import RunMode, RunnerConfig
 
-__all__ = ["EvalConfig", "EvalMode", "config_mismatch"]
+__all__ = ["EvalConfig", "config_mismatch"]
 
 _CONDITION = re.compile(r"^(gold|full|distractors:\d+)$")
-
-
-class EvalMode(str, Enum):
-    AGENT = "agent"  # the multi-turn episode with tools
-    SINGLE_SHOT = "single-shot"  # full schema in the prompt, one answer, no tools
 
 
 @dataclass(frozen=True)
@@ -68,7 +63,7 @@ class EvalConfig:
     model: str
     data: str | None = None
     backend: str | None = None
-    mode: EvalMode = EvalMode.AGENT
+    mode: RunMode = RunMode.AGENT
     episode: EpisodeConfig = field(default_factory=EpisodeConfig)
     sampling: SamplingParams = field(default_factory=SamplingParams)
     samples: int = 1
@@ -85,7 +80,7 @@ class EvalConfig:
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "mode", EvalMode(self.mode))
+        object.__setattr__(self, "mode", RunMode(self.mode))
         if self.samples < 1:
             raise ConfigError(f"samples must be >= 1, got {self.samples}")
         if self.limit is not None and self.limit < 1:
@@ -94,10 +89,23 @@ class EvalConfig:
             raise ConfigError(f"select must be 'first' or 'random', got '{self.select}'")
         if not _CONDITION.match(self.condition):
             raise ConfigError(f"condition must be gold, full or distractors:K (K a whole number), got '{self.condition}'")
-        if self.mode is EvalMode.SINGLE_SHOT and self.episode.schema is not SchemaMode.FULL:
+        if self.mode is RunMode.SINGLE_SHOT and self.episode.schema is not SchemaMode.FULL:
             raise ConfigError("single-shot mode always shows the full schema; use --schema full (or leave it out)")
         if self.parameters is not None and self.parameters < 1:
             raise ConfigError(f"parameters must be a positive count, got {self.parameters}")
+
+    def runner_config(self, *, max_batch: int = 64, tool_workers: int = 8) -> RunnerConfig:
+        """The runner's settings for this run: its mode, episode, sampling and seed, plus
+        how many episodes run at once (which changes speed, not results, so it is not
+        part of the run's identity and may differ between sessions of one run)."""
+        return RunnerConfig(
+            episode=self.episode,
+            sampling=self.sampling,
+            max_batch=max_batch,
+            tool_workers=tool_workers,
+            seed=self.seed,
+            mode=self.mode,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

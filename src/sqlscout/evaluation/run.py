@@ -4,16 +4,15 @@
 session already finished (``resume``), takes finished episodes from an
 :data:`EpisodeSource` as they come, scores each against its gold query, and appends
 the record to ``episodes.jsonl`` before taking the next. Where episodes come from is
-the source's business: the runner over a model backend in ``sqlscout eval``, a
-scripted policy in tests.
+the source's business: the runner over a model backend in ``sqlscout eval``, over
+the scripted backend in tests.
 
 >>> import tempfile
->>> from sqlscout.policy import ScriptedPolicy
 >>> from sqlscout.env.task import Task
 >>> task = Task("0", "How many genres?", "../shared/data/chinook/Chinook_Sqlite.sqlite",
 ...             gold_sql="SELECT COUNT(*) FROM Genre")
 >>> submit = '{"tool": "submit_sql", "args": {"sql": "SELECT count(*) FROM genre"}}'
->>> source = policy_source(lambda job: ScriptedPolicy([submit]))
+>>> source = scripted_source(lambda job, turn: submit)
 >>> outcome = run_eval([task], EvalConfig("custom", "scripted"), source, tempfile.mkdtemp())
 >>> outcome.written, outcome.records[0].verdict.outcome.value
 (1, 'equivalent')
@@ -34,7 +33,7 @@ from sqlscout.errors import BackendError, ConfigError, DataError
 from sqlscout.evaluation.config import EvalConfig, config_mismatch
 from sqlscout.evaluation.record import EpisodeRecord, ResultPreview, task_key
 from sqlscout.evaluation.result_cache import ResultCache
-from sqlscout.evaluation.sources import EpisodeSource, Job, policy_source, runner_source
+from sqlscout.evaluation.sources import EpisodeSource, Job, runner_source, scripted_source
 from sqlscout.evaluation.store import RunDir
 from sqlscout.env.sandbox import Database
 from sqlscout.scoring import ExecResult, Verdict, execute_for_scoring, score_sql
@@ -48,9 +47,9 @@ __all__ = [
     "RunOutcome",
     "describe_environment",
     "plan_jobs",
-    "policy_source",
     "run_eval",
     "runner_source",
+    "scripted_source",
     "select_tasks",
     "tasks_identity",
 ]

@@ -1,27 +1,22 @@
 """Where a run's episodes come from: an :data:`EpisodeSource` runs a list of jobs and
 yields each job with its finished episode, in any order.
 
-:func:`runner_source` drives a model backend through the runner (``sqlscout eval``);
-:func:`policy_source` plays each episode with a scripted policy, one after another (the
-test seam, no backend needed).
+Both sources drive episodes through the runner, the one episode driver:
+:func:`runner_source` over a model backend (``sqlscout eval``), :func:`scripted_source`
+over the scripted backend with a reply function per job (tests and dry runs).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Callable, Iterable, Iterator, Sequence
+from typing import Any, Callable, Iterable, Iterator, Sequence
 
-from sqlscout.env.config import EpisodeConfig
-from sqlscout.env.episode import Episode
-from sqlscout.env.trace import EpisodeResult
-from sqlscout.evaluation.config import EvalMode
-from sqlscout.policy import Policy, run_episode
-from sqlscout.runner import Runner
-from sqlscout.env.sandbox import Database
+from sqlscout.backends.scripted import ScriptedBackend, ScriptTurn
 from sqlscout.env.task import Task
+from sqlscout.env.trace import EpisodeResult
+from sqlscout.runner import Runner, RunnerConfig
 
-__all__ = ["EpisodeSource", "Job", "policy_source", "runner_source"]
+__all__ = ["EpisodeSource", "Job", "ScriptReply", "runner_source", "scripted_source"]
 
 
 @dataclass(frozen=True)
@@ -37,39 +32,8 @@ class Job:
 # Runs the given jobs and yields each with its finished episode, in any order.
 EpisodeSource = Callable[[Sequence[Job]], Iterable[tuple[Job, EpisodeResult]]]
 
-
-# Runs the given jobs and yields each with its finished episode, in any order.
-EpisodeSource = Callable[[Sequence[Job]], Iterable[tuple[Job, EpisodeResult]]]
-
-
-def policy_source(
-    policy_for: Callable[[Job], Policy],
-    episode: EpisodeConfig | None = None,
-    *,
-    mode: EvalMode = EvalMode.AGENT,
-) -> EpisodeSource:
-    """Episodes driven one after another by a policy per job (a scripted model).
-
-    The lightest source: no backend, no threads. ``policy_for(job)`` returns the
-    policy that plays that job's episode.
-    """
-
-    def run(jobs: Sequence[Job]) -> Iterator[tuple[Job, EpisodeResult]]:
-        dbs: dict[Path, Database] = {}
-        for job in jobs:
-            db = dbs.get(job.task.db_path) or dbs.setdefault(job.task.db_path, Database(job.task.db_path))
-            if mode is EvalMode.SINGLE_SHOT:
-                from sqlscout.env.single_shot import SingleShotEpisode
-
-                shot = SingleShotEpisode(job.task, db, episode)
-                policy = policy_for(job)
-                while not shot.done:
-                    shot.step(policy(shot, shot.request()))  # type: ignore[arg-type]
-                yield job, shot.result()
-            else:
-                yield job, run_episode(Episode(job.task, db, episode), policy_for(job))
-
-    return run
+# The scripted model's reply to one turn of one job's episode.
+ScriptReply = Callable[[Job, ScriptTurn], str]
 
 
 def runner_source(runner: Runner, tasks: Sequence[Task], samples: int) -> EpisodeSource:
@@ -85,5 +49,36 @@ def runner_source(runner: Runner, tasks: Sequence[Task], samples: int) -> Episod
         skip = [(i, s) for i in range(len(tasks)) for s in range(samples) if (i, s) not in wanted]
         for rollout in runner.run(tasks, samples, skip=skip):
             yield wanted[(rollout.index, rollout.sample)], rollout.result
+
+    return run
+
+
+def scripted_source(reply: ScriptReply, config: RunnerConfig | None = None, *, tokenizer: Any = None) -> EpisodeSource:
+    """Episodes played by a scripted model through the runner: ``reply(job, turn)`` is
+    the model's text for that turn of that job's episode.
+
+    >>> from sqlscout.env.task import Task
+    >>> task = Task("q", "How many genres?", "../shared/data/chinook/Chinook_Sqlite.sqlite")
+    >>> source = scripted_source(lambda job, turn: '{"tool": "submit_sql", "args": {"sql": "SELECT 1"}}')
+    >>> [(job.key, result.final_sql) for job, result in source([Job(0, 0, task, "q")])]
+    [('q', 'SELECT 1')]
+    """
+
+    def run(jobs: Sequence[Job]) -> Iterator[tuple[Job, EpisodeResult]]:
+        if not jobs:
+            return
+        by_episode = {(j.index, j.sample): j for j in jobs}
+        by_index = {j.index: j.task for j in jobs}
+        # Indices not asked for are skipped by runner_source; any task fills their place.
+        tasks = [by_index.get(i, jobs[0].task) for i in range(max(by_index) + 1)]
+        samples = max(j.sample for j in jobs) + 1
+
+        def script(turn: ScriptTurn) -> str:
+            assert turn.episode is not None, "the runner names every turn's episode"
+            return reply(by_episode[turn.episode], turn)
+
+        backend = ScriptedBackend(script, tokenizer=tokenizer)
+        with Runner(backend, config) as runner:
+            yield from runner_source(runner, tasks, samples)(jobs)
 
     return run
