@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any, Optional
@@ -48,33 +47,31 @@ def load_model(
     cache_dir: Optional[Path],
     *,
     threads: Optional[int] = None,
-    slots: int = 8,
+    episodes: int = 1,
+    token_budget: Optional[int] = None,
     api_key: Optional[str] = None,
 ) -> Any:
-    """Load ``model`` for a CLI command; a one-line error instead of a traceback."""
-    from sqlscout.models import default_cache_dir, load_backend, resolve_model
+    """Load ``model`` for a CLI command, with a progress bar while a preset is fetched;
+    a one-line error instead of a traceback."""
+    from sqlscout.models import open_backend
 
     try:
-        chosen = backend or resolve_model(model).default_backend()
-        options: dict[str, Any] = {}
-        if chosen == "llama-cpp":
-            options = {"n_threads": threads, "slots": slots}
-        elif chosen == "openai" and api_key:
-            options = {"api_key": api_key}
-        cache = cache_dir or default_cache_dir(os.environ)
-        return load_backend(model, backend, cache_dir=cache, progress=_fetch_progress(), **options)
+        return open_backend(
+            model, backend, episodes=episodes, token_budget=token_budget, threads=threads, api_key=api_key,
+            cache_dir=cache_dir, progress=_fetch_progress(),
+        )  # fmt: skip
     except SqlscoutError as exc:
         fail(str(exc))
 
 
 def _settings(model: str) -> tuple[Any, Any]:
     """Episode and sampling settings: the preset's, else the seed card's defaults."""
-    from sqlscout.backends.base import SamplingParams
-    from sqlscout.env.config import EpisodeConfig
-    from sqlscout.models import PRESETS
+    from sqlscout.models import model_defaults
 
-    preset = PRESETS.get(model)
-    return (preset.episode, preset.sampling) if preset else (EpisodeConfig(), SamplingParams())
+    try:
+        return model_defaults(model)
+    except SqlscoutError as exc:
+        fail(str(exc))
 
 
 def ask(
@@ -113,7 +110,7 @@ def ask(
         config = RunnerConfig(episode=episode_config, sampling=sampling, max_batch=1, tool_workers=1, seed=seed)
     except SqlscoutError as exc:
         fail(str(exc))
-    loaded = load_model(model, backend, cache_dir, threads=threads, slots=1, api_key=api_key)
+    loaded = load_model(model, backend, cache_dir, threads=threads, api_key=api_key)
     with loaded, Runner(loaded, config) as runner:
         try:
             database = runner.database(db)
@@ -152,7 +149,7 @@ def demo(
 
     started = time.perf_counter()
     tasks = demo_tasks(questions)
-    loaded = load_model(model, backend, cache_dir, threads=threads, slots=len(tasks), api_key=api_key)
+    loaded = load_model(model, backend, cache_dir, threads=threads, episodes=len(tasks), api_key=api_key)
     episode_config, sampling = _settings(model)
     if not as_json:
         console.print(f"[bold]sqlscout demo[/]: {model} on {loaded.name}, {len(tasks)} Chinook questions (running together)")

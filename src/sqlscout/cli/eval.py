@@ -29,23 +29,6 @@ def _apply_condition(tasks: list, condition: str, cache_dir: Path, seed: int) ->
     return apply_condition(tasks, condition, cache_dir, seed=seed)
 
 
-def _load_backend(model: str, backend: Optional[str], max_batch: int, token_budget: int, threads: Optional[int]) -> Any:
-    """The backend for ``model``, sized for ``max_batch`` episodes in flight."""
-    import os
-
-    from sqlscout.models import default_cache_dir, load_backend, resolve_model
-
-    spec = resolve_model(model)
-    chosen = backend or spec.default_backend()
-    options: dict[str, Any] = {}
-    if chosen == "llama-cpp":
-        # One cache slot per episode in flight, each large enough for a whole episode, so
-        # every turn reuses its episode's prefix instead of evaluating it again.
-        options = {"slots": max_batch, "n_ctx": min(max_batch * token_budget, 262_144), "n_threads": threads}
-    # GGUF presets are joined into the user's cache ($SQLSCOUT_CACHE_DIR / $XDG_CACHE_HOME).
-    return load_backend(model, chosen, cache_dir=default_cache_dir(os.environ), **options)
-
-
 def _parameters(backend: Any) -> Optional[int]:
     value = getattr(backend, "parameters", None)
     return int(value) if isinstance(value, (int, float)) and value > 0 else None
@@ -85,8 +68,6 @@ def eval_command(
     """Run a model on a benchmark; every episode streams to OUT/episodes.jsonl as it ends."""
     from dataclasses import replace
 
-    from sqlscout.backends.base import SamplingParams
-    from sqlscout.env.config import EpisodeConfig
     from sqlscout.evaluation import EvalConfig
     from sqlscout.evaluation.result_cache import ResultCache
     from sqlscout.evaluation.run import describe_environment, run_eval, runner_source, select_tasks
@@ -111,12 +92,12 @@ def eval_command(
         tasks = _apply_condition(tasks, condition, cache_dir, seed)
         if not tasks:
             fail("no questions match the filters; loosen --difficulty/--phrasing/--limit")
-        from sqlscout.models import resolve_model
+        from sqlscout.models import model_defaults, open_backend
 
-        preset = resolve_model(model).preset
-        base_sampling = preset.sampling if preset is not None else SamplingParams()
-        base_episode = preset.episode if preset is not None else EpisodeConfig()
-        loaded = _load_backend(model, backend, max_batch, token_budget or base_episode.token_budget, threads)
+        base_episode, base_sampling = model_defaults(model)
+        loaded = open_backend(
+            model, backend, episodes=max_batch, token_budget=token_budget or base_episode.token_budget, threads=threads
+        )
     except SqlscoutError as exc:
         fail(str(exc))
     try:

@@ -12,12 +12,16 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, Callable
 
-from sqlscout.backends.base import Backend
+from sqlscout.backends.base import Backend, SamplingParams
+from sqlscout.env.config import EpisodeConfig
 from sqlscout.errors import BackendError, ConfigError
-from sqlscout.models.fetch import Progress, fetch_gguf
+from sqlscout.models.fetch import Progress, default_cache_dir, fetch_gguf
 from sqlscout.models.presets import PRESETS, Preset, get_preset
 
-__all__ = ["BACKENDS", "ModelSpec", "load_backend", "resolve_model"]
+__all__ = ["BACKENDS", "ModelSpec", "load_backend", "model_defaults", "open_backend", "resolve_model"]
+
+# The most KV cells a llama.cpp context is given, whatever the episodes in flight ask for.
+_MAX_N_CTX = 262_144
 
 BACKENDS = ("llama-cpp", "openai", "hf", "vllm", "scripted")
 
@@ -62,6 +66,56 @@ def resolve_model(model: str) -> ModelSpec:
         return ModelSpec("hub", model)
     get_preset(model)  # raises the unknown-preset message
     raise AssertionError("unreachable")
+
+
+def model_defaults(model: str) -> tuple[EpisodeConfig, SamplingParams]:
+    """The episode and sampling settings ``model`` runs with unless told otherwise: its
+    preset's, else the seed card's defaults (SPEC §4).
+
+    >>> episode, sampling = model_defaults("qwen2.5-coder-0.5b")
+    >>> episode.token_budget, sampling.temperature
+    (12288, 0.6)
+    >>> model_defaults("http://127.0.0.1:8000/v1") == (EpisodeConfig(), SamplingParams())
+    True
+    """
+    preset = resolve_model(model).preset
+    if preset is None:
+        return EpisodeConfig(), SamplingParams()
+    return preset.episode, preset.sampling
+
+
+def open_backend(
+    model: str,
+    backend: str | None = None,
+    *,
+    episodes: int = 1,
+    token_budget: int | None = None,
+    threads: int | None = None,
+    api_key: str | None = None,
+    cache_dir: Path | None = None,
+    progress: Progress | None = None,
+) -> Backend:
+    """The backend every command loads ``model`` with, sized for ``episodes`` in flight.
+
+    Turns what a command knows (episodes at once, their token budget, CPU threads, an
+    API key) into the chosen backend's options, so ``ask``, ``eval``, ``demo`` and
+    ``serve`` resolve a model one way. GGUF presets are fetched into ``cache_dir``
+    (default: ``$SQLSCOUT_CACHE_DIR``, ``$XDG_CACHE_HOME/sqlscout`` or ``~/.cache/sqlscout``).
+    """
+    import os
+
+    chosen = backend or resolve_model(model).default_backend()
+    options: dict[str, Any] = {}
+    if chosen == "llama-cpp":
+        # One cache slot per episode in flight, each large enough for a whole episode, so
+        # every turn reuses its episode's prefix instead of evaluating it again.
+        options = {"slots": episodes, "n_threads": threads}
+        if token_budget is not None:
+            options["n_ctx"] = min(episodes * token_budget, _MAX_N_CTX)
+    elif chosen == "openai" and api_key:
+        options = {"api_key": api_key}
+    cache = cache_dir if cache_dir is not None else default_cache_dir(os.environ)
+    return load_backend(model, chosen, cache_dir=cache, progress=progress, **options)
 
 
 def load_backend(
