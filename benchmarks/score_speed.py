@@ -42,7 +42,7 @@ from pathlib import Path
 
 from sqlscout.data import load_tasks
 from sqlscout.evaluation.perturb import VARIANTS, perturb
-from sqlscout.evaluation.scorer import Prediction, ScoreConfig, ScoreRun, score_predictions
+from sqlscout.evaluation.batch_score import Prediction, ScoreConfig, ScoreRun, score_predictions
 from sqlscout.scoring.compare import _parsed_order_by
 from sqlscout.scoring.verdict import parses
 

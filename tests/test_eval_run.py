@@ -146,7 +146,7 @@ def test_a_broken_line_in_the_middle_is_an_error_naming_it(tmp_path: Path) -> No
 
 
 def test_gold_results_come_from_the_shared_cache(tmp_path: Path) -> None:
-    from sqlscout.evaluation.result_cache import ResultCache
+    from sqlscout.scoring.result_cache import ResultCache
     from sqlscout.scoring import ExecResult
 
     tasks = spider_tasks(3)

@@ -31,6 +31,7 @@ ENVIRONMENT_MODULES = [
     "sqlscout.env.schema",
     "sqlscout.scoring",
     "sqlscout.scoring.compare",
+    "sqlscout.scoring.gold",
     "sqlscout.scoring.reward",
     "sqlscout.scoring.verdict",
     "sqlscout.env.task",

@@ -20,7 +20,7 @@ from sqlscout.data import load_tasks
 from sqlscout.errors import DataError
 from sqlscout.evaluation.perturb import VARIANTS, perturb
 from sqlscout.evaluation.predictions import read_predictions
-from sqlscout.evaluation.scorer import Prediction, ScoreConfig, score_predictions
+from sqlscout.evaluation.batch_score import Prediction, ScoreConfig, score_predictions
 from sqlscout.scoring import Semantics
 from sqlscout.scoring.compare import _parsed_order_by, has_top_level_order_by
 from sqlscout.env.task import Task
@@ -332,7 +332,7 @@ def test_match_all_is_results_match_under_each_semantics(data_dir):
 
 
 def test_small_workloads_stay_in_this_process_and_long_ones_move_to_a_pool(spider_dev, monkeypatch):
-    import sqlscout.evaluation.scorer as scorer
+    import sqlscout.evaluation.batch_score as scorer
 
     predictions = [Prediction(t, perturb(t.gold_sql, i)) for i, t in enumerate(spider_dev[:400])]
     here = score_predictions(predictions)
@@ -357,7 +357,7 @@ def test_progress_is_reported_as_questions_are_scored(spider_dev):
 
 
 def test_one_cache_file_per_database_holding_results_and_order(spider_dev, tmp_path):
-    from sqlscout.evaluation.result_cache import ResultCache
+    from sqlscout.scoring.result_cache import ResultCache
 
     tasks = spider_dev[:120]
     predictions = [Prediction(t, perturb(t.gold_sql, i)) for i, t in enumerate(tasks)]
@@ -376,7 +376,7 @@ def test_one_cache_file_per_database_holding_results_and_order(spider_dev, tmp_p
 
 
 def test_big_results_get_a_file_of_their_own_and_writers_merge(tmp_path):
-    from sqlscout.evaluation.result_cache import SPILL_CELLS, ResultCache
+    from sqlscout.scoring.result_cache import SPILL_CELLS, ResultCache
     from sqlscout.scoring import ExecResult
 
     big = ExecResult(("n",), [(i,) for i in range(SPILL_CELLS + 1)])

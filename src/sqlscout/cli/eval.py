@@ -69,7 +69,7 @@ def eval_command(
     from dataclasses import replace
 
     from sqlscout.evaluation import EvalConfig
-    from sqlscout.evaluation.result_cache import ResultCache
+    from sqlscout.scoring.result_cache import ResultCache
     from sqlscout.evaluation.run import describe_environment, run_eval, runner_source, select_tasks
     from sqlscout.runner import RunMode, Runner
 

@@ -41,7 +41,7 @@ def score_command(
     """Score predictions by executing them and the gold queries; prints accuracy by difficulty."""
     from sqlscout.data.loader import LEVELS
     from sqlscout.evaluation.predictions import read_predictions
-    from sqlscout.evaluation.scorer import ScoreConfig, score_predictions
+    from sqlscout.evaluation.batch_score import ScoreConfig, score_predictions
 
     try:
         config = ScoreConfig(

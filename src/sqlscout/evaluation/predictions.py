@@ -26,7 +26,7 @@ from typing import Sequence
 
 from sqlscout.data.records import read_json, read_jsonl
 from sqlscout.errors import DataError
-from sqlscout.evaluation.scorer import Prediction
+from sqlscout.evaluation.batch_score import Prediction
 from sqlscout.env.task import Task
 
 __all__ = ["BIRD_SEPARATOR", "PredictionSet", "read_predictions"]

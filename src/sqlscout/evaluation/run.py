@@ -32,11 +32,12 @@ from sqlscout.env.trace import EpisodeResult, StopReason
 from sqlscout.errors import BackendError, ConfigError, DataError
 from sqlscout.evaluation.config import EvalConfig, config_mismatch
 from sqlscout.evaluation.record import EpisodeRecord, ResultPreview, task_key
-from sqlscout.evaluation.result_cache import ResultCache
+from sqlscout.scoring.result_cache import ResultCache
 from sqlscout.evaluation.sources import EpisodeSource, Job, runner_source, scripted_source
 from sqlscout.evaluation.store import RunDir
 from sqlscout.env.sandbox import Database
 from sqlscout.scoring import ExecResult, Verdict, execute_for_scoring, score_sql
+from sqlscout.scoring.gold import GoldResults
 from sqlscout.env.task import Task
 
 __all__ = [
@@ -148,15 +149,17 @@ def _git_commit(where: Path) -> str | None:
 
 
 class GoldScorer:
-    """Scores finished episodes against their gold query. Each gold result is computed
-    once per (database, gold SQL) and shared by every sample of the question; with a
-    :class:`ResultCache` it is also kept on disk (the cache ``sqlscout score`` uses),
-    so a later run on the same benchmark never runs a gold query again."""
+    """Scores finished episodes against their gold query. Gold results come from the
+    project's one gold-result cache (:class:`~sqlscout.scoring.gold.GoldResults`): each
+    is computed once per (database, gold SQL) and shared by every sample of the
+    question; with a :class:`ResultCache` it is also kept on disk at once (the cache
+    ``sqlscout score`` uses), so a later run on the same benchmark never runs a gold
+    query again."""
 
     def __init__(self, cache: ResultCache | None = None) -> None:
         self.cache = cache
         self._dbs: dict[Path, Database] = {}
-        self._gold: dict[tuple[Path, str], ExecResult] = {}
+        self._golds = GoldResults.over_cache(cache, write_through=True) if cache is not None else GoldResults()
 
     def database(self, path: Path) -> Database:
         if path not in self._dbs:
@@ -164,18 +167,7 @@ class GoldScorer:
         return self._dbs[path]
 
     def gold(self, path: Path, sql: str) -> ExecResult:
-        key = (path, sql)
-        if key not in self._gold:
-            found = None
-            if self.cache is not None:
-                db_hash = self.cache.database_hash(path)
-                found = self.cache.get(db_hash, sql)
-            if found is None:
-                found = execute_for_scoring(self.database(path), sql)
-                if self.cache is not None:
-                    self.cache.put_many([(db_hash, sql, found)])
-            self._gold[key] = found
-        return self._gold[key]
+        return self._golds.get(self.database(path), sql)[0]
 
     def score(self, result: EpisodeResult) -> tuple[Verdict | None, ResultPreview | None, ResultPreview | None]:
         """(verdict, predicted-result preview, gold-result preview); no verdict without gold."""

@@ -8,12 +8,14 @@ from sqlscout.scoring.compare import (
     spider_match,
     strict_match,
 )
+from sqlscout.scoring.gold import GoldResults
 from sqlscout.scoring.reward import REWARD_PRESETS, RewardConfig, group_rewards, reward, row_f1, tables_used
 from sqlscout.scoring.verdict import ExecResult, Outcome, Scored, Verdict, execute_for_scoring, parses, score_sql
 
 __all__ = [
     "REWARD_PRESETS",
     "ExecResult",
+    "GoldResults",
     "Outcome",
     "RewardConfig",
     "Scored",

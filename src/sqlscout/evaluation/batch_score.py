@@ -6,7 +6,7 @@ the sandbox's scoring deadline and row cap. Around it:
 
 - predictions are grouped by database; a database is opened once (one pooled
   connection, its schema read by SQLite once) and its questions scored one after another;
-- gold results come from a :class:`~sqlscout.evaluation.result_cache.ResultCache` when
+- gold results come from a :class:`~sqlscout.scoring.result_cache.ResultCache` when
   one is given, read as one file per database: scoring the same benchmark again runs
   only the predictions (and, with ``cache_predictions``, the predictions' results are
   kept too). A gold query asked twice in a run is run once;
@@ -42,9 +42,10 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from sqlscout.errors import ConfigError, DataError
-from sqlscout.evaluation.result_cache import ResultBundle, ResultCache
+from sqlscout.scoring.result_cache import ResultBundle, ResultCache
 from sqlscout.env.sandbox import Database, SandboxConfig
 from sqlscout.scoring import ExecResult, Semantics, Verdict, execute_for_scoring, has_top_level_order_by, score_sql
+from sqlscout.scoring.gold import GoldResults
 from sqlscout.scoring.verdict import SCORING_MAX_ROWS, SCORING_TIMEOUT_S, parses
 from sqlscout.env.task import Task
 
@@ -176,6 +177,7 @@ class ScoreRun:
 
 Item = tuple[int, "str | None", str]  # (index in the predictions, predicted SQL, gold SQL)
 _CACHED, _REPEATED, _RAN, _PRED_CACHED = "cache", "repeat", "ran", "pred-cache"
+_GOLD_SOURCES = {"cached": _CACHED, "repeated": _REPEATED, "ran": _RAN}
 
 
 def score_predictions(
@@ -355,9 +357,11 @@ class _DatabaseScorer:
         self.bundle = bundle
         self.config = config
         self.unparsed = unparsed
-        # Gold results asked for in this run (with their top-level ORDER BY, when known);
-        # big ones are not kept past their question.
-        self.golds: dict[str, tuple[ExecResult, bool | None]] = {}
+        # Gold results asked for in this run, over this database's cached results; big
+        # ones are not kept past their question.
+        self.golds = GoldResults(lambda _path: bundle, max_entries=1 << 30, max_cells=_MEMO_CELLS)
+        # Whether a gold query has a top-level ORDER BY, once known.
+        self.orders: dict[str, bool] = {}
 
     def score(self, items: Sequence[Item]) -> list[tuple[int, Verdict, tuple[str, ...]]]:
         """Verdicts of ``items``, except those left in ``unparsed``: the queries of a
@@ -393,32 +397,19 @@ class _DatabaseScorer:
             out.extend(unparsed.drain())
 
     def _order(self, gold_sql: str) -> bool:
-        order = has_top_level_order_by(gold_sql)
-        known = self.golds.get(gold_sql)
-        if known is not None:
-            self.golds[gold_sql] = (known[0], order)
+        order = self.orders[gold_sql] = has_top_level_order_by(gold_sql)
         if self.bundle is not None:
             self.bundle.put_order(gold_sql, order)
         return order
 
     def _gold(self, sql: str) -> tuple[ExecResult, bool | None, tuple[str, ...]]:
-        known = self.golds.get(sql)
-        if known is not None:
-            return known[0], known[1], (_REPEATED,)
-        bundle = self.bundle
-        gold = bundle.get(sql) if bundle is not None else None
-        order = None
-        if gold is not None:
-            source = _CACHED
-            order = bundle.top_level_order(sql)  # type: ignore[union-attr]
-        else:
-            gold = execute_for_scoring(self.db, sql, timeout_s=self.config.timeout_s, max_rows=self.config.max_rows)
-            source = _RAN
-            if bundle is not None:
-                bundle.put(sql, gold)
-        if _cells(gold) <= _MEMO_CELLS:
-            self.golds[sql] = (gold, order)
-        return gold, order, (source,)
+        gold, source = self.golds.get(self.db, sql, timeout_s=self.config.timeout_s, max_rows=self.config.max_rows)
+        order = self.orders.get(sql)
+        if order is None and source == "cached":
+            order = self.bundle.top_level_order(sql)  # type: ignore[union-attr]
+            if order is not None:
+                self.orders[sql] = order
+        return gold, order, (_GOLD_SOURCES[source],)
 
     def _pred(self, sql: str | None) -> tuple[ExecResult, tuple[str, ...]]:
         bundle = self.bundle if self.config.cache_predictions else None
