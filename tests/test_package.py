@@ -7,6 +7,7 @@ import doctest
 import importlib
 import json
 import os
+import pkgutil
 import subprocess
 import sys
 from pathlib import Path
@@ -17,27 +18,16 @@ from conftest import DATA, REPO
 
 import sqlscout
 
-# The environment and scoring: standard library and sqlglot only (SPEC §1, STYLE).
-ENVIRONMENT_MODULES = [
-    "sqlscout.env.chat",
-    "sqlscout.env.episode",
-    "sqlscout.errors",
-    "sqlscout.env.parser",
-    "sqlscout.runner",
-    "sqlscout.backends.scripted",
-    "sqlscout.env.prompts",
-    "sqlscout.env.render",
-    "sqlscout.env.sandbox",
-    "sqlscout.env.schema",
-    "sqlscout.scoring",
-    "sqlscout.scoring.compare",
-    "sqlscout.scoring.gold",
-    "sqlscout.scoring.reward",
-    "sqlscout.scoring.verdict",
-    "sqlscout.env.task",
-    "sqlscout.env.tokens",
-    "sqlscout.env.tools",
-]
+# The environment (every module of sqlscout.env), scoring, the exceptions, and the
+# driver with its scripted backend: standard library and sqlglot only (SPEC §1, STYLE).
+def _modules(package: str) -> list[str]:
+    root = importlib.import_module(package)
+    return [package, *(m.name for m in pkgutil.walk_packages(root.__path__, package + "."))]
+
+
+ENVIRONMENT_MODULES = sorted(
+    {*_modules("sqlscout.env"), *_modules("sqlscout.scoring"), "sqlscout.errors", "sqlscout.runner", "sqlscout.backends.scripted"}
+)
 HEAVY = ("torch", "transformers", "vllm", "llama_cpp", "tokenizers", "httpx", "numpy", "pandas", "pyarrow", "trl")
 
 
