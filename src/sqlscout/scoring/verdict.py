@@ -8,6 +8,7 @@ reward both call :func:`score_sql`, so training and evaluation can never disagre
 from __future__ import annotations
 
 import functools
+import time
 from dataclasses import asdict, dataclass
 from enum import Enum
 from typing import Any
@@ -17,7 +18,7 @@ from sqlscout.env.sandbox import Database
 from sqlscout.scoring.compare import Row, Semantics, match_all
 from sqlscout.scoring.parsing import parse_sqlite
 
-__all__ = ["ExecResult", "Outcome", "Scored", "Verdict", "execute_for_scoring", "parses", "score_sql"]
+__all__ = ["ExecResult", "Outcome", "Scored", "Verdict", "execute_for_scoring", "has_statement", "parses", "score_sql"]
 
 SCORING_TIMEOUT_S = 30.0
 SCORING_MAX_ROWS = 1_000_000
@@ -51,12 +52,43 @@ class ExecResult:
         return self.rows is not None
 
 
+def has_statement(sql: str | None) -> bool:
+    """Whether ``sql`` holds anything but whitespace, ``;`` and comments.
+
+    An answer without a statement (``''``, ``;``, ``-- no answer``, ``/* nothing */``)
+    is no answer: SQLite runs it and returns no rows, which would match any gold query
+    that returns none, so scoring never runs it (it is *invalid* under every semantics).
+
+    >>> has_statement("-- no answer"), has_statement(" ; /* x */"), has_statement("SELECT 1 -- x")
+    (False, False, True)
+    """
+    if not sql:
+        return False
+    # A scan, not a regular expression: one that splits '----...' into comments in
+    # every possible way backtracks exponentially. A block comment left open runs to
+    # the end, as in SQLite; a quote or any other character starts a statement.
+    at, end = 0, len(sql)
+    while at < end:
+        char = sql[at]
+        if char == ";" or char.isspace():
+            at += 1
+        elif sql.startswith("--", at):
+            newline = sql.find("\n", at)
+            at = end if newline < 0 else newline + 1
+        elif sql.startswith("/*", at):
+            close = sql.find("*/", at + 2)
+            at = end if close < 0 else close + 2
+        else:
+            return True
+    return False
+
+
 def execute_for_scoring(
     db: Database, sql: str | None, *, timeout_s: float = SCORING_TIMEOUT_S, max_rows: int = SCORING_MAX_ROWS
 ) -> ExecResult:
     """Run ``sql`` to completion (up to ``max_rows``); never raises for bad SQL."""
-    if sql is None or not sql.strip():
-        return ExecResult(error="no SQL")
+    if not has_statement(sql):
+        return ExecResult(error="no SQL statement")
     try:
         result = db.execute(sql, timeout_s=timeout_s, max_rows=max_rows)
     except QueryTimeout as exc:
@@ -78,7 +110,7 @@ def parses(sql: str | None) -> bool:
     >>> parses("SELECT a FROM t WHERE b = 1"), parses("SELEC a FROM"), parses(""), parses("Ada")
     (True, False, False, False)
     """
-    if not sql or not sql.strip():
+    if not has_statement(sql):  # sqlglot makes a tree of some comments and a ';'
         return False
     global _PARSE_ERRORS, _BARE
     if not _BARE:
@@ -148,12 +180,15 @@ def score_sql(
     result is already known (cached, or run by the caller), and ``top_level_order``
     when whether ``gold_sql`` has a top-level ORDER BY is; ``semantics`` decides which
     match makes the outcome *equivalent*."""
+    deadline = time.monotonic() + timeout_s  # the comparison, too, ends by the scoring deadline
     gold = gold if gold is not None else execute_for_scoring(db, gold_sql, timeout_s=timeout_s, max_rows=max_rows)
     pred = pred if pred is not None else execute_for_scoring(db, pred_sql, timeout_s=timeout_s, max_rows=max_rows)
     official = strict = spider = False
     if pred.ok and gold.ok:
         assert pred.rows is not None and gold.rows is not None
-        official, strict, spider = match_all(pred.rows, gold.rows, gold_sql, top_level_order=top_level_order)
+        official, strict, spider = match_all(
+            pred.rows, gold.rows, gold_sql, top_level_order=top_level_order, deadline=deadline
+        )
     if pred.ok:
         chosen = {Semantics.OFFICIAL: official, Semantics.STRICT: strict, Semantics.SPIDER: spider}[Semantics(semantics)]
         outcome = Outcome.EQUIVALENT if chosen else Outcome.EXECUTABLE
