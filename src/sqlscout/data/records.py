@@ -57,8 +57,12 @@ def read_json_list(path: str | os.PathLike[str], what: str) -> list[Record]:
 def read_jsonl(path: str | os.PathLike[str], what: str = "JSONL questions file") -> Iterator[Record]:
     """One :class:`Record` per non-blank line; blank lines are allowed and ignored."""
     path = require_file(path, what)
-    with open(path, encoding="utf-8", errors="strict") as handle:
-        for number, line in enumerate(handle, start=1):
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(f"{path} line {number}: not UTF-8 text (byte {exc.start}); fix or remove the line.") from None
             if not line.strip():
                 continue
             try:

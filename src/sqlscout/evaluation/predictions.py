@@ -27,6 +27,7 @@ from typing import Sequence
 from sqlscout.data.records import read_json, read_jsonl
 from sqlscout.errors import DataError
 from sqlscout.evaluation.scorer import Prediction
+from sqlscout.evaluation.store import read_whole_lines
 from sqlscout.env.task import Task
 
 __all__ = ["BIRD_SEPARATOR", "PredictionSet", "read_predictions"]
@@ -147,22 +148,17 @@ def _read_run(folder: Path) -> PredictionSet:
     if not file.is_file():
         raise DataError(f"{folder}: not a run directory (no {EPISODES_FILE}); run `sqlscout eval --out {folder}` first.")
     predictions = []
-    with open(file, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.endswith("\n"):
-                break  # a torn last line: the run was killed while writing it
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-                episode = data.get("episode", data)
-                task = Task.from_dict(episode["task"])
-                sql = episode.get("final_sql")
-            except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
-                raise DataError(f"{file} line {number}: not an episode record ({type(exc).__name__}: {exc}).") from None
-            if sql is not None and not isinstance(sql, str):
-                raise DataError(f"{file} line {number}: final_sql must be a string or null.")
-            predictions.append(Prediction(task, sql))
+    for number, line in read_whole_lines(file):  # a torn last line is skipped
+        try:
+            data = json.loads(line)
+            episode = data.get("episode", data)
+            task = Task.from_dict(episode["task"])
+            sql = episode.get("final_sql")
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+            raise DataError(f"{file} line {number}: not an episode record ({type(exc).__name__}: {exc}).") from None
+        if sql is not None and not isinstance(sql, str):
+            raise DataError(f"{file} line {number}: final_sql must be a string or null.")
+        predictions.append(Prediction(task, sql))
     if not predictions:
         raise DataError(f"{file}: holds no finished episodes yet.")
     return PredictionSet(predictions, 0, "run")
