@@ -81,8 +81,12 @@ def play(
         fail(str(exc))
     task = Task("play", question, database.path, gold_sql=gold, evidence=evidence)
     try:
-        result = _play_episode(Episode(task, database, config))
+        episode = Episode(task, database, config)
     except SqlscoutError as exc:  # e.g. a schema the database cannot give (a broken view)
+        fail(f"{db}: cannot build the prompt ({exc}); try --schema withheld")
+    try:
+        result = _play_episode(episode)
+    except SqlscoutError as exc:
         fail(f"{db}: {exc}")
     console.rule("[bold]episode over")
     # soft_wrap: one line per figure, whatever the terminal's width (scripts read these).
