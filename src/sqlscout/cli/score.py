@@ -9,6 +9,8 @@ from typing import Any, Optional
 
 import typer
 
+from rich.markup import escape
+
 from sqlscout.cli.common import console, err_console, fail
 from sqlscout.errors import SqlscoutError
 from sqlscout.scoring import Semantics
@@ -48,9 +50,16 @@ def score_command(
             semantics=semantics, workers=workers, timeout_s=timeout,
             cache_dir=cache_dir if cache else None, cache_predictions=cache_predictions and cache,
         )
-        tasks = _benchmark_tasks(predictions, benchmark, data, split, phrasing, db_root, missing_db, cache_dir)
+        if missing_db not in ("error", "skip"):
+            fail(f"--missing-db takes error or skip, got '{missing_db}'")
+        # Questions on a missing database are dropped after the predictions are paired:
+        # a file keyed by position still names them (BIRD's format), and is no error.
+        tasks = _benchmark_tasks(predictions, benchmark, data, split, phrasing, db_root,
+                                 "keep" if missing_db == "skip" else missing_db, cache_dir)
         read = read_predictions(predictions, tasks, only_predicted=only_predicted)
-        chosen = [p for p in read.predictions if difficulty is None or p.task.difficulty == difficulty]
+        present = [p for p in read.predictions if read.source == "run" or _database_exists(p.task)]
+        skipped = len(read.predictions) - len(present)
+        chosen = [p for p in present if difficulty is None or p.task.difficulty == difficulty]
         if not chosen:
             fail(f"no predictions to score{f' at difficulty {difficulty}' if difficulty else ''}")
         unanswered = sum(1 for p in chosen if p.sql is None) if read.source != "run" else 0
@@ -62,14 +71,24 @@ def score_command(
         seen = {p.task.difficulty for p in chosen} - {None}
         levels = next((known for known in LEVELS.values() if seen <= set(known)), ())
     summary = run.summary(levels)
+    gold_errors = [
+        {"question_id": p.task.question_id, "db_id": p.task.db_id, "error": v.gold_error}
+        for p, v in zip(run.predictions, run.verdicts)
+        if v.gold_error is not None
+    ]
     if verdicts is not None:
         _write_verdicts(verdicts, run)
+    for warning in read.warnings:
+        err_console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
     if as_json:
         payload: dict[str, Any] = {
             **summary.to_dict(),
             "predictions": str(predictions),
             "format": read.source,
             "unanswered": unanswered,
+            "skipped_missing_db": skipped,
+            "gold_errors": gold_errors,
+            "warnings": read.warnings,
             "gold_cache_hits": run.gold_cache_hits,
             "gold_repeats": run.gold_repeats,
             "gold_runs": run.gold_runs,
@@ -83,11 +102,22 @@ def score_command(
     notes = [f"{summary.semantics.value} semantics", ", ".join(f"{k} {v}" for k, v in summary.outcomes.items())]
     if unanswered:
         notes.append(f"{unanswered} questions had no prediction (counted wrong)")
+    if skipped:
+        notes.append(f"{skipped} questions skipped (database missing)")
     notes.append(f"gold queries: {run.gold_runs} run, {run.gold_cache_hits} from cache, {run.gold_repeats} repeated")
     if run.pred_cache_hits:
         notes.append(f"predictions: {run.pred_cache_hits} results from cache")
     notes.append(f"{run.elapsed_s:.2f} s on {run.workers} process{'es' if run.workers > 1 else ''}")
     console.print("  ".join(notes), markup=False, soft_wrap=True)
+    if gold_errors:
+        shown = "; ".join(f"question {e['question_id']} ({e['error']})" for e in gold_errors[:5])
+        more = f"; and {len(gold_errors) - 5} more (--json lists all)" if len(gold_errors) > 5 else ""
+        count = f"{len(gold_errors)} gold quer{'y' if len(gold_errors) == 1 else 'ies'} failed"
+        console.print(f"{count} (counted wrong): {shown}{more}", markup=False, soft_wrap=True)
+
+
+def _database_exists(task: Any) -> bool:
+    return task.db_path is None or Path(task.db_path).is_file()
 
 
 def _benchmark_tasks(

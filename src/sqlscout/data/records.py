@@ -34,11 +34,11 @@ def require_file(path: str | os.PathLike[str], what: str) -> Path:
     return path
 
 
-def read_json(path: str | os.PathLike[str], what: str) -> Any:
+def read_json(path: str | os.PathLike[str], what: str, *, object_pairs_hook: Any = None) -> Any:
     path = require_file(path, what)
     try:
         with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
+            return json.load(handle, object_pairs_hook=object_pairs_hook)
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}); is this the {what}?") from None
     except UnicodeDecodeError:
