@@ -183,3 +183,26 @@ def test_has_statement_is_linear_on_long_comment_runs():
     assert has_statement("-" * 200_000 + "\nSELECT 1")
     assert not has_statement("/*" + "*" * 200_000)
     assert time.perf_counter() - start < 0.5
+
+
+# -- read-only table-valued pragmas (issue 13 item 11) ---------------------------------
+
+
+def test_table_valued_pragmas_run_and_writes_stay_refused(tmp_path):
+    import shutil
+
+    from sqlscout.errors import QueryError
+    from conftest import spider_db
+
+    path = tmp_path / "concert_singer.sqlite"
+    shutil.copyfile(spider_db("concert_singer"), path)
+    before = path.read_bytes()
+    with Database(path) as db:
+        rows = db.execute("SELECT name FROM pragma_table_info('singer')").rows
+        assert ("Name",) in rows
+        assert db.execute("SELECT count(*) FROM pragma_index_list('singer')").rows == [(1,)]
+        for sql in ("UPDATE sqlite_master SET sql = NULL", "PRAGMA writable_schema = 1", "DELETE FROM singer",
+                    "SELECT * FROM pragma_writable_schema"):
+            with pytest.raises(QueryError):
+                db.execute(sql)
+    assert path.read_bytes() == before
