@@ -116,7 +116,7 @@ def singer_db(tmp_path_factory):
     with sqlite3.connect(path) as conn:
         conn.executescript(
             "CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT, age INTEGER);"
-            "INSERT INTO singer VALUES (1, 'Ada', 30), (2, 'Bo', 41), (3, 'Cy', NULL);"
+            "INSERT INTO singer VALUES (1, 'Ada', 30), (2, 'Bo', 41), (3, 'Cy', NULL), (4, 'Di', 30);"
         )
     conn.close()
     with Database(path) as db:
@@ -206,3 +206,91 @@ def test_table_valued_pragmas_run_and_writes_stay_refused(tmp_path):
             with pytest.raises(QueryError):
                 db.execute(sql)
     assert path.read_bytes() == before
+
+
+# -- the test-suite mode (issue 13 item 11) ------------------------------------------
+
+TEST_SUITE_CASES = [
+    # (pred, gold, test-suite, spider, why)
+    ("SELECT age FROM singer", "SELECT DISTINCT age FROM singer", True, False, "DISTINCT removed from the gold"),
+    ("SELECT count(age) FROM singer", "SELECT count(DISTINCT age) FROM singer", True, False, "count(DISTINCT x) becomes count(x)"),
+    ("SELECT name FROM singer WHERE age > = 41", "SELECT name FROM singer WHERE age >= 41", True, False, "'> =' rewritten"),
+    ("SELECT name FROM singer WHERE age ! = 41", "SELECT name FROM singer WHERE age <> 41", True, False, "'! =' rewritten"),
+    ("SELECT count(*) FROM singer WHERE age > value AND 1 = 1", "SELECT count(*) FROM singer WHERE age > 1", True, False, "' value ' is 1"),
+    ("SELECT count(*) FROM singer; SELECT 1", "SELECT count(*) FROM singer", True, False, "first statement only"),
+    ("SELECT 1.5, 1.0", "SELECT 1, 1.5", False, True, "rows sorted by their text first"),
+    ("SELECT name, age FROM singer", "SELECT age, name FROM singer", True, True, "column permutation"),
+    ("SELECT name FROM singer ORDER BY name DESC", "SELECT name FROM singer ORDER BY name", False, False, "order by: lists"),
+    ("SELECT 'distinct'", "SELECT 'distinct'", True, True, "a string is kept"),
+    ("SELECT age FROM singer", "SELECT DISTINCT age FROM singer", True, False, "bags after rewriting"),
+]
+
+
+@pytest.mark.parametrize("pred, gold, want, spider, why", TEST_SUITE_CASES, ids=[c[4] for c in TEST_SUITE_CASES])
+def test_test_suite_mode_rewrites_and_compares_as_the_official_script(singer_db, pred, gold, want, spider, why):
+    scored = score_sql(singer_db, pred, gold, semantics=Semantics.TEST_SUITE)
+    assert scored.verdict.test_suite is want, why
+    assert scored.verdict.correct("test-suite") is want
+    assert score_sql(singer_db, pred, gold, semantics=Semantics.SPIDER).verdict.spider is spider, why
+    assert score_sql(singer_db, pred, gold).verdict.test_suite is None  # not asked for
+
+
+def test_test_suite_rewriting():
+    from sqlscout.scoring.testsuite import test_suite_sql
+
+    cases = {
+        "SELECT DISTINCT a FROM t": "SELECT  a FROM t",
+        "select distinct(a) from t": "select (a) from t",
+        "SELECT t.distinct FROM t": "SELECT t. FROM t",
+        "SELECT distinct_count FROM t": "SELECT distinct_count FROM t",
+        "SELECT \"distinct\", [distinct], `distinct`, 'it''s distinct' FROM t": "SELECT \"distinct\", [distinct], `distinct`, 'it''s distinct' FROM t",
+        "SELECT a FROM t -- distinct\n": "SELECT a FROM t -- distinct",
+        "SELECT a FROM t; DROP TABLE t": "SELECT a FROM t;",
+        "SELECT a FROM t WHERE y = YEAR(CURDATE())": "SELECT a FROM t WHERE y = 2020",
+        "SELECT value FROM t": "SELECT 1 FROM t",
+        "SELECT t.value FROM t": "SELECT t.value FROM t",
+    }
+    for sql, want in cases.items():
+        assert test_suite_sql(sql, prediction=True) == want, sql
+        assert test_suite_sql(want, prediction=True) == want  # idempotent
+    assert test_suite_sql("SELECT a FROM t WHERE b = value AND c = 1", prediction=False).count("value") == 1
+
+
+def test_bird_pair_timeout_rule(singer_db):
+    slow = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1000000) SELECT count(*) FROM c"
+    alone = score_sql(singer_db, slow, slow, timeout_s=30)
+    half = alone.pred.elapsed_s * 1.5  # each query fits alone, the two together do not
+    per_query = score_sql(singer_db, slow, slow, timeout_s=half)
+    pair = score_sql(singer_db, slow, slow, timeout_s=half, timeout_rule="pair")
+    assert per_query.verdict.official and not pair.verdict.official
+    assert pair.pred.timed_out and "BIRD" in (pair.verdict.pred_error or "")
+    with pytest.raises(ValueError):
+        score_sql(singer_db, "SELECT 1", "SELECT 1", timeout_rule="nope")
+
+
+def test_score_command_under_test_suite_and_the_bird_timeout_rule(tmp_path):
+    import json
+
+    from conftest import SPIDER
+    from typer.testing import CliRunner
+
+    from sqlscout.cli.main import app
+    from sqlscout.data import load_tasks
+
+    tasks = [t for t in load_tasks("spider", SPIDER, missing_db="skip") if "DISTINCT" in (t.gold_sql or "").upper()][:12]
+    file = tmp_path / "p.jsonl"
+    # The gold queries without DISTINCT: right under test-suite, often wrong under spider.
+    undistinct = [(t.gold_sql or "").replace("DISTINCT", "").replace("distinct", "") for t in tasks]
+    file.write_text("".join(json.dumps({"question_id": t.question_id, "sql": s}) + "\n" for t, s in zip(tasks, undistinct)))
+    args = ["score", str(file), "--benchmark", "spider", "--data", str(SPIDER), "--missing-db", "skip",
+            "--only-predicted", "--json", "--cache-dir", str(tmp_path / "cache"), "--verdicts", str(tmp_path / "v.jsonl")]
+    suite = json.loads(CliRunner().invoke(app, [*args, "--semantics", "test-suite"]).stdout)
+    written = [json.loads(line) for line in (tmp_path / "v.jsonl").read_text().splitlines()]
+    assert [w["sql"] for w in written] == undistinct  # as given, not as rewritten
+    assert all(w["verdict"]["test_suite"] is True for w in written)
+    spider = json.loads(CliRunner().invoke(app, [*args, "--semantics", "spider"]).stdout)
+    assert suite["total"]["correct"] == len(tasks) > spider["total"]["correct"]
+    pair = CliRunner().invoke(app, [*args, "--timeout-rule", "pair"])
+    assert pair.exit_code == 0 and json.loads(pair.stdout)["gold_cache_hits"] == 0
+    bad = CliRunner().invoke(app, [*args, "--timeout-rule", "both"])
+    assert bad.exit_code == 2 and "--timeout-rule takes query or pair" in bad.output

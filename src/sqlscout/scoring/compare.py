@@ -39,7 +39,13 @@ Row = tuple[Any, ...]
 class Semantics(str, Enum):
     OFFICIAL = "official"  # BIRD leaderboard: set(pred) == set(gold)
     STRICT = "strict"  # order-sensitive under a top-level ORDER BY, else multiset
-    SPIDER = "spider"  # test-suite: bags up to a column permutation; ordered on "order by"
+    SPIDER = "spider"  # test-suite's comparison, corrected: bags up to a column permutation; ordered on "order by"
+    TEST_SUITE = "test-suite"  # taoyds/test-suite-sql-eval's exec evaluation exactly (scoring/testsuite.py)
+
+    @property
+    def field(self) -> str:
+        """The :class:`~sqlscout.scoring.Verdict` attribute holding this match."""
+        return self.value.replace("-", "_")
 
 
 def official_match(pred: Sequence[Row], gold: Sequence[Row]) -> bool:
@@ -257,5 +263,9 @@ def results_match(semantics: Semantics, pred: Sequence[Row], gold: Sequence[Row]
         return official_match(pred, gold)
     if semantics is Semantics.STRICT:
         return strict_match(pred, gold, ordered=has_top_level_order_by(gold_sql))
+    if semantics is Semantics.TEST_SUITE:  # rows of the rewritten queries (testsuite.test_suite_sql)
+        from sqlscout.scoring.testsuite import test_suite_match
+
+        return test_suite_match(pred, gold, ordered="order by" in gold_sql.lower())
     # The test-suite evaluator's own rule: a plain substring test on the gold query.
     return spider_match(pred, gold, ordered="order by" in gold_sql.lower())
