@@ -168,7 +168,7 @@ def _benchmark_tasks(
 
 
 def _score_with_progress(score_predictions: Any, chosen: list, config: Any) -> Any:
-    if len(chosen) < _PROGRESS_FROM:
+    if len(chosen) < _PROGRESS_FROM or not err_console.is_terminal:  # no bar into a pipe or a file
         return score_predictions(chosen, config)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

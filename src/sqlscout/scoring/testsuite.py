@@ -82,8 +82,8 @@ def _first_statement_without_distinct(sql: str) -> str:
                 at += 1
                 continue
             text = word.group()
-            # ':distinct', '@distinct' and '?distinct' are placeholders, one token each.
-            placeholder = at > 0 and sql[at - 1] in ":@?"
+            # ':distinct' and '@distinct' are placeholders, one token each.
+            placeholder = at > 0 and sql[at - 1] in ":@"
             if text.lower() != "distinct" or placeholder:
                 out.append(text)
             at = word.end()
