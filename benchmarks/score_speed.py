@@ -1,190 +1,307 @@
-"""`sqlscout score` against the official BIRD evaluation approach, on the same predictions.
-
-The reference is the official BIRD script's method, re-implemented here as it works:
-a ``multiprocessing.Pool`` with one ``apply_async`` task per question; each task runs
-under ``func_timeout`` (the PyPI package the script uses), opens a fresh ``sqlite3``
-connection, runs the predicted then the gold query with ``fetchall()``, and compares
-``set(pred) == set(gold)``; nothing is cached.
+"""`sqlscout score` against the official evaluation scripts: whole commands timed as
+users run them, and per-question agreement of every sqlscout mode with each script.
 
 The predictions are Spider dev's runnable gold queries, perturbed
-(``sqlscout.evaluation.perturb``) so that the verdicts vary. The official approach uses
-one process per core (``--workers``). sqlscout is timed as ``sqlscout score`` runs by
-default (it decides where to score: on these small queries, in this process) and with
-a pool of ``--workers`` processes from the start; each cold (empty gold cache) and warm
-(the cache the cold run filled, so only the predictions run), and with
-``--cache-predictions`` once every result is cached. Every figure is the median of
-``--repeats`` runs in this process, as wall time and as CPU time (this process plus its
-joined pool workers); memoised parses are forgotten before each run. On a shared,
-loaded machine the CPU figure is the steadier one: wall time there mostly measures the
-scheduler.
+(``sqlscout.evaluation.perturb``) so that the verdicts vary; whitespace runs are folded
+to one space in predictions and gold queries alike, since both official formats hold
+one query per line.
 
-Note what each side computes per question: the official approach one set comparison;
-sqlscout the official, strict and Spider verdicts and the outcome tier (which parses a
-failing prediction with sqlglot), in the sandbox (read-only, deadline, row cap).
+**Timing** (``--bird-script``): each command is a process of its own, started the way a
+user starts it, timed from start to exit, median of ``--repeats`` runs after one
+warm-up run of each, interleaved:
 
-    PYTHONPATH=src python benchmarks/score_speed.py --data ../shared/data
+- BIRD's official ``evaluation_ex.py`` (mini-dev) on the same predictions, with
+  ``--num_cpus`` ``--workers`` (it caches nothing);
+- ``sqlscout score`` cold (a new, empty gold-result cache every run);
+- ``sqlscout score`` with the gold results cached (the cache of an earlier run).
+
+**Fidelity** (``--bird-script`` and/or ``--test-suite-dir``): the official scripts'
+per-question verdicts against ``sqlscout score --verdicts`` under each mode. BIRD's
+script prints only totals, so a small driver (run as its own process) calls its own
+functions (``package_sqls``, ``run_sqls_parallel``, ``sort_results``) and prints each
+verdict. taoyds/test-suite-sql-eval's ``evaluation.py --etype exec`` needs nltk's punkt
+data to parse the gold queries for its difficulty levels, which plays no part in the
+execution verdict; the driver does what it does per question instead: reads the two
+files as it reads them, replaces ``" value "`` in the prediction, and calls its
+``exec_eval.eval_exec_match`` with its defaults (no value plugging, DISTINCT removed).
+
+The official scripts are not on PyPI and are never part of this repository: fetch
+them yourself (BIRD mini-dev's ``evaluation/evaluation_ex.py`` with its
+``evaluation_utils.py`` beside it; test-suite-sql-eval's ``exec_eval.py`` and
+``parse.py``), and give where their own dependencies are installed (``func_timeout``,
+``sqlparse``, ``tqdm``, ``pymysql``, ``psycopg2``) with ``--official-path``:
+
+    pip install --target /tmp/official/deps func_timeout sqlparse tqdm pymysql psycopg2-binary
+    PYTHONPATH=src python benchmarks/score_speed.py --data ../shared/data \\
+        --bird-script /tmp/official/bird/evaluation_ex.py \\
+        --test-suite-dir /tmp/official/test-suite-sql-eval --official-path /tmp/official/deps
 """
 
 from __future__ import annotations
 
 import argparse
-import multiprocessing as mp
+import json
 import os
-import resource
-import sqlite3
+import re
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
-from collections import Counter
-from dataclasses import replace
 from pathlib import Path
 
-from sqlscout.data import load_tasks
-from sqlscout.evaluation.perturb import VARIANTS, perturb
-from sqlscout.evaluation.batch_score import Prediction, ScoreConfig, ScoreRun, score_predictions
-from sqlscout.scoring.compare import _parsed_order_by
-from sqlscout.scoring.verdict import parses
+REPO = Path(__file__).resolve().parents[1]
+MODES = [  # (label, extra arguments of sqlscout score)
+    ("official", ["--semantics", "official"]),
+    ("official, --timeout-rule pair", ["--semantics", "official", "--timeout-rule", "pair"]),
+    ("strict", ["--semantics", "strict"]),
+    ("spider", ["--semantics", "spider"]),
+    ("test-suite", ["--semantics", "test-suite"]),
+]
+_LEVEL = {"easy": "simple", "medium": "moderate", "hard": "challenging", "extra": "challenging"}
 
-# -- the official approach ----------------------------------------------------------
+BIRD_DRIVER = """
+import json, sys
+sys.path.insert(0, sys.argv[1])
+import evaluation_ex as ex
+from evaluation_utils import package_sqls, sort_results
+preds, _ = package_sqls(sys.argv[2], sys.argv[4], mode="pred")
+golds, db_paths = package_sqls(sys.argv[3], sys.argv[4], mode="gt")
+ex.exec_result = []
+ex.run_sqls_parallel(list(zip(preds, golds)), db_places=db_paths, num_cpus=int(sys.argv[5]), meta_time_out=float(sys.argv[6]))
+print(json.dumps([r["res"] for r in sort_results(ex.exec_result)]))
+"""
 
-
-def _official_execute(predicted_sql: str, ground_truth: str, db_path: str) -> int:
-    conn = sqlite3.connect(db_path)
-    cursor = conn.cursor()
-    cursor.execute(predicted_sql)
-    predicted = cursor.fetchall()
-    cursor.execute(ground_truth)
-    gold = cursor.fetchall()
-    return int(set(predicted) == set(gold))
-
-
-def _official_task(predicted_sql: str, ground_truth: str, db_path: str, index: int, timeout_s: float) -> dict:
-    from func_timeout import FunctionTimedOut, func_timeout
-
+TEST_SUITE_DRIVER = """
+import json, os, sys
+sys.path.insert(0, sys.argv[1])
+from exec_eval import eval_exec_match
+golds = [l.strip().split("\\t") for l in open(sys.argv[2]) if l.strip()]
+preds = [l.strip().split("\\t") for l in open(sys.argv[3]) if l.strip()]
+out = []
+for p, (g_str, db) in zip(preds, golds):
+    p_str = p[0].replace(" value ", " 1 ")
+    path = os.path.join(sys.argv[4], db, db + ".sqlite")
     try:
-        res = func_timeout(timeout_s, _official_execute, args=(predicted_sql, ground_truth, db_path))
-    except FunctionTimedOut:
-        res = 0
-    except Exception:  # noqa: BLE001 - the official script scores any failure as wrong
-        res = 0
-    return {"sql_idx": index, "res": res}
+        out.append(eval_exec_match(path, p_str, g_str, False, False, False))
+    except AssertionError:  # the gold query failed: the script stops here
+        out.append(None)
+print(json.dumps(out))
+"""
 
 
-def official_scores(pairs: list[tuple[str, str]], db_paths: list[str], cpus: int, timeout_s: float = 30.0) -> list[int]:
-    results: list[dict] = []
-    pool = mp.Pool(processes=cpus)
-    for i, (pred, gold) in enumerate(pairs):
-        pool.apply_async(_official_task, args=(pred, gold, db_paths[i], i, timeout_s), callback=results.append)
-    pool.close()
-    pool.join()
-    results.sort(key=lambda r: r["sql_idx"])
-    return [r["res"] for r in results]
+# Variants that probe what the official scripts rewrite or credit (--edge).
+EDGE = [
+    ("value", lambda sql: re.sub(r"([=<>]) (\d+) ", r"\1 value ", sql, count=1)),
+    ("spaced_operators", lambda sql: sql.replace(">=", "> =").replace("<=", "< =").replace("!=", "! =")),
+    ("no_distinct", lambda sql: re.sub(r"(?i)\bdistinct\b ?", "", sql)),
+    ("count_distinct", lambda sql: re.sub(r"(?i)count\((?!distinct)", "count(DISTINCT ", sql, count=1)),
+    ("two_statements", lambda sql: sql + "; SELECT 1"),
+    ("no_statement", lambda sql: "-- no answer"),
+]
 
 
-# -- the comparison -----------------------------------------------------------------
+def _fold(sql: str) -> str:
+    return re.sub(r"\s+", " ", sql).strip()
 
 
-def _cpu() -> float:
-    """CPU seconds of this process and of its finished children (the pool workers)."""
-    me, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return me.ru_utime + me.ru_stime + children.ru_utime + children.ru_stime
+def _predict(sql: str, i: int, round_: int) -> str:
+    from sqlscout.evaluation.perturb import perturb
+
+    if round_ < 0:  # the edge round
+        return EDGE[i % len(EDGE)][1](_fold(sql))
+    return perturb(sql, i + round_)
 
 
-def _forget() -> None:
-    """Drop what this process memoised (parses, ORDER BY decisions), so that no timed
-    run profits from an earlier one except through the on-disk cache it is meant to use."""
-    parses.cache_clear()
-    _parsed_order_by.cache_clear()
+def _prepare(data: Path, folder: Path, round_: int = 0) -> dict:
+    """Write the predictions and gold files of every tool into ``folder``."""
+    from sqlscout.data import load_tasks
+    from sqlscout.data.spider_hardness import hardness
+
+    folder.mkdir(parents=True, exist_ok=True)
+    records = json.loads((data / "spider" / "dev.json").read_text())
+    tasks = load_tasks("spider", data / "spider", missing_db="skip")
+    preds = [_fold(_predict(t.gold_sql or "", i, round_)) for i, t in enumerate(tasks)]
+    golds = [_fold(t.gold_sql or "") for t in tasks]
+    # sqlscout reads the questions (and gold queries) from a copy of dev.json whose
+    # gold queries are folded the same way, so every tool runs the same text.
+    spider = folder / "spider"
+    spider.mkdir()
+    (spider / "database").symlink_to((data / "spider" / "database").resolve(), target_is_directory=True)
+    for record in records:
+        record["query"] = _fold(record["query"])
+    (spider / "dev.json").write_text(json.dumps(records))
+    shutil.copyfile(data / "spider" / "tables.json", spider / "tables.json")
+    bird = {str(t.meta["index"]): f"{p}\t----- bird -----\t{t.db_id}" for t, p in zip(tasks, preds)}
+    (folder / "pred.json").write_text(json.dumps(bird, indent=1))
+    (folder / "gold.sql").write_text("".join(f"{g}\t{t.db_id}\n" for g, t in zip(golds, tasks)))
+    (folder / "pred.sql").write_text("".join(f"{p}\n" for p in preds))
+    levels = [_LEVEL[hardness(records[t.meta["index"]]["sql"])] for t in tasks]
+    (folder / "diff.jsonl").write_text("".join(json.dumps({"difficulty": lv}) + "\n" for lv in levels))
+    return {"tasks": tasks, "spider": spider, "db_root": str(spider / "database") + "/", "preds": preds}
 
 
-def _timed(fn):
-    """(wall seconds, CPU seconds, value). Both pools are joined before they return, so
-    their workers' CPU time is counted; on a shared machine CPU time is the steadier figure."""
-    _forget()
-    start, cpu = time.perf_counter(), _cpu()
-    value = fn()
-    return time.perf_counter() - start, _cpu() - cpu, value
+def _sqlscout() -> list[str]:
+    script = Path(sys.executable).parent / "sqlscout"
+    return [str(script)] if script.is_file() else [sys.executable, "-m", "sqlscout.cli.main"]
 
 
-def _median(values: list[float]) -> float:
-    return statistics.median(values)
+def _env(extra: str | None = None) -> dict[str, str]:
+    env = dict(os.environ)
+    paths = [str(REPO / "src")] + ([extra] if extra else [])
+    env["PYTHONPATH"] = os.pathsep.join(paths + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    return env
+
+
+def _run(cmd: list[str], env: dict[str, str], cwd: Path | None = None) -> tuple[float, str]:
+    start = time.perf_counter()
+    proc = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True)
+    elapsed = time.perf_counter() - start
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd[:4])} ... failed ({proc.returncode}):\n{proc.stderr[-2000:]}")
+    return elapsed, proc.stdout
+
+
+def _score_cmd(folder: Path, prep: dict, cache: Path | None, extra: list[str]) -> list[str]:
+    cache_args = ["--cache-dir", str(cache)] if cache is not None else ["--no-cache"]
+    return [*_sqlscout(), "score", str(folder / "pred.json"), "--benchmark", "spider", "--data", str(prep["spider"]),
+            "--missing-db", "skip", *cache_args, *extra]
+
+
+def timing(args: argparse.Namespace, folder: Path, prep: dict) -> None:
+    bird_env = _env(args.official_path)
+    bird = [sys.executable, str(args.bird_script), "--predicted_sql_path", str(folder / "pred.json"),
+            "--ground_truth_path", str(folder / "gold.sql"), "--db_root_path", prep["db_root"],
+            "--num_cpus", str(args.workers), "--meta_time_out", "30", "--diff_json_path", str(folder / "diff.jsonl"),
+            "--output_log_path", str(folder / "bird.log")]
+    warm_cache = folder / "warm-cache"
+    mine = _env()
+
+    def cold() -> float:
+        with tempfile.TemporaryDirectory() as empty:
+            return _run(_score_cmd(folder, prep, Path(empty), []), mine)[0]
+
+    commands = {
+        "official": lambda: _run(bird, bird_env, cwd=Path(args.bird_script).parent)[0],
+        "cold": cold,
+        "warm": lambda: _run(_score_cmd(folder, prep, warm_cache, []), mine)[0],
+        "help": lambda: _run([*_sqlscout(), "--help"], mine)[0],
+    }
+    for run in commands.values():  # warm-up: the page cache, and the gold cache of "warm"
+        run()
+    times: dict[str, list[float]] = {key: [] for key in commands}
+    for _ in range(args.repeats):
+        for key, run in commands.items():
+            times[key].append(run())
+    median = {key: statistics.median(v) for key, v in times.items()}
+    print(f"\nwhole commands, median of {args.repeats} after a warm-up (load average {os.getloadavg()[0]:.1f} "
+          f"on {os.cpu_count()} cores):")
+    print(f"  {'':58} {'seconds':>8} {'vs BIRD':>8}")
+    rows = [
+        ("official", f"BIRD evaluation_ex.py --num_cpus {args.workers}", ""),
+        ("cold", "sqlscout score (no gold cache)", "goal >= 3x"),
+        ("warm", "sqlscout score (gold results cached)", "goal >= 5x"),
+        ("help", "sqlscout --help", "goal < 0.3 s"),
+    ]
+    for key, label, goal in rows:
+        ratio = median["official"] / median[key]
+        print(f"  {label:58} {median[key]:8.3f} {ratio:7.1f}x  {goal}")
+    print("  runs: " + "; ".join(f"{k} " + " ".join(f"{t:.2f}" for t in v) for k, v in times.items()))
+
+
+def fidelity(args: argparse.Namespace, folder: Path, prep: dict) -> tuple[dict, dict]:
+    """Per-question verdicts of the official scripts and of every sqlscout mode."""
+    n = len(prep["tasks"])
+    official: dict[str, list] = {}
+    if args.bird_script:
+        _, out = _run([sys.executable, "-c", BIRD_DRIVER, str(Path(args.bird_script).parent), str(folder / "pred.json"),
+                       str(folder / "gold.sql"), prep["db_root"], str(args.workers), "30"], _env(args.official_path))
+        official["BIRD evaluation_ex.py"] = json.loads(out)
+    if args.test_suite_dir:
+        _, out = _run([sys.executable, "-c", TEST_SUITE_DRIVER, str(args.test_suite_dir), str(folder / "gold.sql"),
+                       str(folder / "pred.sql"), prep["db_root"]], _env(args.official_path))
+        official["test-suite exec_eval"] = json.loads(out)
+    ours: dict[str, list[bool]] = {}
+    for label, extra in MODES:
+        path = folder / f"verdicts-{len(ours)}.jsonl"
+        _run(_score_cmd(folder, prep, None, [*extra, "--verdicts", str(path)]), _env())
+        ours[label] = [json.loads(line)["correct"] for line in path.read_text().splitlines()]
+        assert len(ours[label]) == n
+    return official, ours
+
+
+COMPATIBLE = (("official", "BIRD evaluation_ex.py"), ("official, --timeout-rule pair", "BIRD evaluation_ex.py"),
+              ("test-suite", "test-suite exec_eval"))
+
+
+def report(official: dict[str, list], ours: dict[str, list], preds: list[str], where: list[str]) -> int:
+    """Print the agreement table; returns the disagreements of the official-compatible
+    modes, leaving out predictions with no statement (scored invalid by design)."""
+    from sqlscout.scoring import has_statement
+
+    n = len(preds)
+    print(f"\nper-question agreement on {n} perturbed Spider dev predictions (accuracy in brackets):")
+    header = "".join(f"{name + ' (' + format(100 * sum(bool(v) for v in vs) / n, '.2f') + ')':>34}" for name, vs in official.items())
+    print(f"  {'sqlscout score --semantics':34}{'accuracy':>10}{header}")
+    for label, verdicts in ours.items():
+        cells = [f"{sum(bool(a) == bool(b) for a, b in zip(verdicts, theirs)):>27}/{n} " for theirs in official.values()]
+        print(f"  {label:34}{100 * sum(verdicts) / n:9.2f} " + "".join(cells))
+    failures = 0
+    for label, name in COMPATIBLE:
+        if name not in official:
+            continue
+        differ = [i for i, (a, b) in enumerate(zip(ours[label], official[name])) if bool(a) != bool(b)]
+        by_design = [i for i in differ if not has_statement(preds[i])]
+        failures += len(differ) - len(by_design)
+        if by_design:
+            print(f"    {label} vs {name}: {len(by_design)} predictions with no statement, credited by the script "
+                  "where the gold result is empty and invalid in sqlscout (by design)")
+        for i in [i for i in differ if i not in by_design][:10]:
+            print(f"    {label} vs {name}: {where[i]}: sqlscout {ours[label][i]}, official {official[name][i]}: {preds[i][:90]}")
+    return failures
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--data", type=Path, default=Path(__file__).resolve().parents[1].parent / "shared" / "data")
+    parser.add_argument("--data", type=Path, default=REPO.parent / "shared" / "data")
     parser.add_argument("--repeats", type=int, default=5)
-    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1,
-                        help="processes of the official approach, and of sqlscout's forced-pool lines")
+    parser.add_argument("--workers", type=int, default=os.cpu_count() or 1, help="--num_cpus of BIRD's script")
+    parser.add_argument("--bird-script", type=Path, help="BIRD mini-dev's evaluation/evaluation_ex.py")
+    parser.add_argument("--test-suite-dir", type=Path, help="a checkout of taoyds/test-suite-sql-eval")
+    parser.add_argument("--official-path", help="where the official scripts' dependencies are installed")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="fidelity over this many sets of predictions (set r: variant i + r of question i)")
+    parser.add_argument("--edge", action="store_true",
+                        help="one more set of predictions probing the scripts' rewrites (value, '> =', DISTINCT, ...)")
+    parser.add_argument("--skip-timing", action="store_true")
+    parser.add_argument("--skip-fidelity", action="store_true")
     args = parser.parse_args()
-
-    tasks = load_tasks("spider", args.data / "spider", missing_db="skip")
-    predictions = [Prediction(t, perturb(t.gold_sql or "", i)) for i, t in enumerate(tasks)]
-    pairs = [(p.sql or "", p.task.gold_sql or "") for p in predictions]
-    db_paths = [str(t.db_path) for t in tasks]
-    print(f"{len(tasks)} Spider dev questions, predictions = gold perturbed {len(VARIANTS)} ways; "
-          f"official approach on {args.workers} processes; median of {args.repeats} runs; "
-          f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
-
-    times: dict[str, list[tuple[float, float]]] = {key: [] for key, _, _ in ROWS}
-    runs: dict[str, ScoreRun] = {}
-    official: list[int] = []
-    for _ in range(args.repeats):
-        wall, cpu, official = _timed(lambda: official_scores(pairs, db_paths, args.workers))
-        times["official"].append((wall, cpu))
-        for pool in (None, args.workers):  # decided as it goes (the default), then a pool from the start
-            suffix = "" if pool is None else "-pool"
-            with tempfile.TemporaryDirectory() as cache:
-                config = ScoreConfig(workers=pool, cache_dir=Path(cache))
-                for key in ("cold", "warm"):
-                    wall, cpu, runs[key + suffix] = _timed(lambda: score_predictions(predictions, config))
-                    times[key + suffix].append((wall, cpu))
-                assert runs["warm" + suffix].gold_runs == 0, "the warm run should take every gold result from the cache"
-                if pool is None:
-                    everything = replace(config, cache_predictions=True)
-                    score_predictions(predictions, everything)  # fills the prediction results in
-                    wall, cpu, runs["all"] = _timed(lambda: score_predictions(predictions, everything))
-                    times["all"].append((wall, cpu))
-
-    cold = runs["cold"]
-    mine = [int(v.official) for v in cold.verdicts]
-    agree = sum(a == b for a, b in zip(official, mine))
-    same = {key: sum(a == b for a, b in zip(cold.verdicts, run.verdicts)) for key, run in runs.items()}
-    median = {k: (_median([w for w, _ in v]), _median([c for _, c in v])) for k, v in times.items()}
-    (ow, oc) = median["official"]
-    print(f"{'':44} {'wall':>8} {'ratio':>7}   {'CPU':>8} {'ratio':>7}")
-    for key, label, goal in ROWS:
-        wall, cpu = median[key]
-        print(f"{label:44} {wall:7.3f}s {ow / wall:6.1f}x   {cpu:7.3f}s {oc / cpu:6.1f}x   {goal}")
-    for key, run in runs.items():
-        executed = len(run.verdicts) - run.pred_cache_hits
-        print(f"  {key:9} predictions executed {executed}/{len(run.verdicts)}; gold queries run {run.gold_runs}, "
-              f"from cache {run.gold_cache_hits}, repeated {run.gold_repeats}; processes {run.workers}; "
-              f"verdicts identical to cold {same[key]}/{len(run.verdicts)}")
-    print(f"official accuracy {sum(official) / len(official):.4f}; sqlscout {sum(mine) / len(mine):.4f}")
-    print(f"verdict agreement {agree}/{len(mine)} with the official approach")
-    by_variant = Counter()
-    for i, v in enumerate(cold.verdicts):
-        by_variant[(VARIANTS[i % len(VARIANTS)][0], v.official, v.strict, v.spider)] += 1
-    print("verdict mix (variant, official, strict, spider): count")
-    for key, n in sorted(by_variant.items()):
-        print(f"  {key}: {n}")
-    if agree != len(mine) or any(n != len(mine) for n in same.values()):
-        for i, (a, b) in enumerate(zip(official, mine)):
-            if a != b:
-                print(f"  disagree on question {tasks[i].question_id}: official {a}, sqlscout {b}: {pairs[i][0][:100]}")
-        sys.exit(1)
-
-
-ROWS = [
-    ("official", "official approach", ""),
-    ("cold", "sqlscout score, cold", "(goal >= 3x)"),
-    ("warm", "sqlscout score, gold cached", "(goal >= 20x)"),
-    ("all", "sqlscout score, --cache-predictions", "(every result cached)"),
-    ("cold-pool", "sqlscout score --workers N, cold", "(a pool from the start)"),
-    ("warm-pool", "sqlscout score --workers N, gold cached", "(a pool from the start)"),
-]
+    if not args.bird_script and not args.test_suite_dir:
+        parser.error("give --bird-script and/or --test-suite-dir (the official scripts are not part of sqlscout)")
+    failures = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        prep = _prepare(args.data, Path(tmp) / "round0")
+        print(f"{len(prep['tasks'])} Spider dev questions, predictions = gold perturbed; files in {tmp}")
+        if args.bird_script and not args.skip_timing:
+            timing(args, Path(tmp) / "round0", prep)
+        if not args.skip_fidelity:
+            official: dict[str, list] = {}
+            ours: dict[str, list] = {}
+            preds: list[str] = []
+            where: list[str] = []
+            for round_ in [*range(args.rounds), *([-1] if args.edge else [])]:
+                folder = Path(tmp) / f"round{round_}"
+                if round_ != 0:
+                    prep = _prepare(args.data, folder, round_)
+                theirs, mine = fidelity(args, folder, prep)
+                for into, new in ((official, theirs), (ours, mine)):
+                    for key, values in new.items():
+                        into.setdefault(key, []).extend(values)
+                preds += prep["preds"]
+                where += [f"set {round_ if round_ >= 0 else 'edge'} question {t.question_id}" for t in prep["tasks"]]
+            failures = report(official, ours, preds, where)
+    sys.exit(1 if failures else 0)
 
 
 if __name__ == "__main__":

@@ -56,8 +56,9 @@ def test_scoring_cases(fixture_db: Database, case: dict) -> None:
     got = {s: verdict.correct(s) for s in ("official", "strict", "spider")}
     assert got == {s: case[s] for s in ("official", "strict", "spider")}, case.get("why")
     assert verdict.outcome.value == case["outcome"]
-    # The outcome under each semantics follows its own match.
-    for semantics in Semantics:
+    # The outcome under each semantics follows its own match (test-suite, which runs
+    # rewritten queries, has its cases in test_fidelity.py).
+    for semantics in (Semantics.OFFICIAL, Semantics.STRICT, Semantics.SPIDER):
         under = score_sql(fixture_db, case["pred"], case["gold"], gold=scored.gold, semantics=semantics).verdict
         if case["outcome"] in ("equivalent", "executable"):
             assert under.outcome is (Outcome.EQUIVALENT if case[semantics.value] else Outcome.EXECUTABLE)

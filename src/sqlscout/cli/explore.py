@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 from rich.markup import escape
 
-from sqlscout.cli.common import console, fail
+from sqlscout.cli.common import console, fail, os_error_line, user_path
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.episode import Episode
 from sqlscout.errors import SqlscoutError
@@ -20,10 +20,13 @@ from sqlscout.env.tools import TOOLS, call_tool
 
 
 def _open(db_path: Path) -> Database:
+    path = user_path(db_path, "database")
     try:
-        return Database(db_path)
+        return Database(path)
     except SqlscoutError as exc:
         fail(str(exc))
+    except OSError as exc:
+        fail(f"{db_path}: cannot open ({os_error_line(exc)}); check the database's path")
 
 
 def tool(
@@ -77,20 +80,14 @@ def play(
     except SqlscoutError as exc:
         fail(str(exc))
     task = Task("play", question, database.path, gold_sql=gold, evidence=evidence)
-    episode = Episode(task, database, config)
-    for message in episode.messages:
-        console.rule(f"[bold]{message['role']}")
-        console.print(message["content"], markup=False, soft_wrap=True)
-    while not episode.done:
-        request = episode.request()
-        text = _read_turn(request.final)
-        if text is None:
-            fail("input ended before the episode did")
-        observation = episode.step(text)
-        if observation is not None:
-            console.rule("[bold]observation")
-            console.print(observation, markup=False, soft_wrap=True)
-    result = episode.result()
+    try:
+        episode = Episode(task, database, config)
+    except SqlscoutError as exc:  # e.g. a schema the database cannot give (a broken view)
+        fail(f"{db}: cannot build the prompt ({exc}); try --schema withheld")
+    try:
+        result = _play_episode(episode)
+    except SqlscoutError as exc:
+        fail(f"{db}: {exc}")
     console.rule("[bold]episode over")
     # soft_wrap: one line per figure, whatever the terminal's width (scripts read these).
     console.print(f"stop reason: {result.stop_reason.value}   answer from: {result.answer_source.value}", soft_wrap=True)
@@ -111,6 +108,22 @@ def play(
         if v.gold_error:
             # The error text may hold brackets, which rich would read as markup.
             console.print(f"[yellow]the gold SQL failed: {escape(v.gold_error)}[/]", soft_wrap=True)
+
+
+def _play_episode(episode: Episode) -> Any:
+    for message in episode.messages:
+        console.rule(f"[bold]{message['role']}")
+        console.print(message["content"], markup=False, soft_wrap=True)
+    while not episode.done:
+        request = episode.request()
+        text = _read_turn(request.final)
+        if text is None:
+            fail("input ended before the episode did")
+        observation = episode.step(text)
+        if observation is not None:
+            console.rule("[bold]observation")
+            console.print(observation, markup=False, soft_wrap=True)
+    return episode.result()
 
 
 def register(app: typer.Typer) -> None:

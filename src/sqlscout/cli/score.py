@@ -9,6 +9,8 @@ from typing import Any, Optional
 
 import typer
 
+from rich.markup import escape
+
 from sqlscout.cli.common import console, err_console, fail
 from sqlscout.errors import SqlscoutError
 from sqlscout.scoring import Semantics
@@ -25,13 +27,19 @@ def score_command(
     phrasing: Optional[str] = typer.Option(None, help="SQaLe phrasing, or 'all'."),
     db_root: Optional[Path] = typer.Option(None, help="Where the databases are, if not in the benchmark's layout."),
     missing_db: str = typer.Option("error", help="Questions whose database file is absent: error or skip."),
-    semantics: Semantics = typer.Option(Semantics.OFFICIAL, help="official (BIRD), strict, or spider (test-suite)."),
+    semantics: Semantics = typer.Option(
+        Semantics.OFFICIAL,
+        help="official (BIRD), strict, spider (test-suite's comparison, corrected) or test-suite (its evaluation.py exactly); docs/evaluation.md.",
+    ),
     difficulty: Optional[str] = typer.Option(None, help="Score only this difficulty level."),
     only_predicted: bool = typer.Option(False, help="Leave out questions with no prediction (default: they count as wrong)."),
     workers: Optional[int] = typer.Option(
         None, help="Processes (default: this one, then one per core once the work is seen to be long; 1: this one only)."
     ),
     timeout: float = typer.Option(30.0, help="Seconds each query may run."),
+    timeout_rule: str = typer.Option(
+        "query", help="query: each query gets --timeout; pair: BIRD's rule, the prediction and its gold query together (runs every gold query: the cache keeps no timings)."
+    ),
     cache_dir: Path = typer.Option(DEFAULT_CACHE, help="Where gold results (and SQaLe databases) are cached."),
     cache: bool = typer.Option(True, help="Use the gold-result cache."),
     cache_predictions: bool = typer.Option(False, help="Cache the predictions' results too (re-scoring the same file is then instant)."),
@@ -43,18 +51,30 @@ def score_command(
     from sqlscout.evaluation.predictions import read_predictions
     from sqlscout.evaluation.batch_score import ScoreConfig, score_predictions
 
+    if timeout_rule not in ("query", "pair"):
+        fail(f"--timeout-rule takes query or pair, got '{timeout_rule}'")
+    # BIRD's rule needs each gold query's running time, which the cache does not keep.
+    cache = cache and timeout_rule == "query"
     try:
         config = ScoreConfig(
             semantics=semantics, workers=workers, timeout_s=timeout,
             cache_dir=cache_dir if cache else None, cache_predictions=cache_predictions and cache,
+            timeout_rule=timeout_rule,
         )
-        tasks = _benchmark_tasks(predictions, benchmark, data, split, phrasing, db_root, missing_db, cache_dir)
+        if missing_db not in ("error", "skip"):
+            fail(f"--missing-db takes error or skip, got '{missing_db}'")
+        # Questions on a missing database are dropped after the predictions are paired:
+        # a file keyed by position still names them (BIRD's format), and is no error.
+        tasks = _benchmark_tasks(predictions, benchmark, data, split, phrasing, db_root,
+                                 "keep" if missing_db == "skip" else missing_db, cache_dir)
         read = read_predictions(predictions, tasks, only_predicted=only_predicted)
-        chosen = [p for p in read.predictions if difficulty is None or p.task.difficulty == difficulty]
+        present = [p for p in read.predictions if read.source == "run" or _database_exists(p.task)]
+        skipped = len(read.predictions) - len(present)
+        chosen = [p for p in present if difficulty is None or p.task.difficulty == difficulty]
         if not chosen:
             fail(f"no predictions to score{f' at difficulty {difficulty}' if difficulty else ''}")
         unanswered = sum(1 for p in chosen if p.sql is None) if read.source != "run" else 0
-        run = _score_with_progress(score_predictions, chosen, config)
+        run = _score_with_progress(score_predictions, _as_run(chosen, semantics), config)
     except SqlscoutError as exc:
         fail(str(exc))
     levels = LEVELS.get("bird" if benchmark == "bird-mini" else benchmark or "", ())
@@ -62,14 +82,24 @@ def score_command(
         seen = {p.task.difficulty for p in chosen} - {None}
         levels = next((known for known in LEVELS.values() if seen <= set(known)), ())
     summary = run.summary(levels)
+    gold_errors = [
+        {"question_id": p.task.question_id, "db_id": p.task.db_id, "error": v.gold_error}
+        for p, v in zip(run.predictions, run.verdicts)
+        if v.gold_error is not None
+    ]
     if verdicts is not None:
-        _write_verdicts(verdicts, run)
+        _write_verdicts(verdicts, chosen, run)
+    for warning in read.warnings:
+        err_console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
     if as_json:
         payload: dict[str, Any] = {
             **summary.to_dict(),
             "predictions": str(predictions),
             "format": read.source,
             "unanswered": unanswered,
+            "skipped_missing_db": skipped,
+            "gold_errors": gold_errors,
+            "warnings": read.warnings,
             "gold_cache_hits": run.gold_cache_hits,
             "gold_repeats": run.gold_repeats,
             "gold_runs": run.gold_runs,
@@ -83,11 +113,40 @@ def score_command(
     notes = [f"{summary.semantics.value} semantics", ", ".join(f"{k} {v}" for k, v in summary.outcomes.items())]
     if unanswered:
         notes.append(f"{unanswered} questions had no prediction (counted wrong)")
+    if skipped:
+        notes.append(f"{skipped} questions skipped (database missing)")
     notes.append(f"gold queries: {run.gold_runs} run, {run.gold_cache_hits} from cache, {run.gold_repeats} repeated")
     if run.pred_cache_hits:
         notes.append(f"predictions: {run.pred_cache_hits} results from cache")
     notes.append(f"{run.elapsed_s:.2f} s on {run.workers} process{'es' if run.workers > 1 else ''}")
     console.print("  ".join(notes), markup=False, soft_wrap=True)
+    if gold_errors:
+        shown = "; ".join(f"question {e['question_id']} ({e['error']})" for e in gold_errors[:5])
+        more = f"; and {len(gold_errors) - 5} more (--json lists all)" if len(gold_errors) > 5 else ""
+        count = f"{len(gold_errors)} gold quer{'y' if len(gold_errors) == 1 else 'ies'} failed"
+        console.print(f"{count} (counted wrong): {shown}{more}", markup=False, soft_wrap=True)
+
+
+def _as_run(predictions: list, semantics: Semantics) -> list:
+    """The predictions with the queries the scorer is to run: under test-suite both
+    queries as the official script rewrites them (the gold cache keys the rewritten
+    gold queries apart from the originals)."""
+    if semantics is not Semantics.TEST_SUITE:
+        return predictions
+    from dataclasses import replace
+
+    from sqlscout.evaluation.batch_score import Prediction
+    from sqlscout.scoring.testsuite import test_suite_sql
+
+    return [
+        Prediction(replace(p.task, gold_sql=test_suite_sql(p.task.gold_sql or "", prediction=False)),
+                   test_suite_sql(p.sql, prediction=True) if p.sql is not None else None)
+        for p in predictions
+    ]
+
+
+def _database_exists(task: Any) -> bool:
+    return task.db_path is None or Path(task.db_path).is_file()
 
 
 def _benchmark_tasks(
@@ -109,7 +168,7 @@ def _benchmark_tasks(
 
 
 def _score_with_progress(score_predictions: Any, chosen: list, config: Any) -> Any:
-    if len(chosen) < _PROGRESS_FROM:
+    if len(chosen) < _PROGRESS_FROM or not err_console.is_terminal:  # no bar into a pipe or a file
         return score_predictions(chosen, config)
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -150,9 +209,10 @@ def _print_table(summary: Any) -> None:
     console.print(table)
 
 
-def _write_verdicts(path: Path, run: Any) -> None:
+def _write_verdicts(path: Path, predictions: list, run: Any) -> None:
+    """One line per prediction, with the SQL as given (not as test-suite rewrote it)."""
     with open(path, "w", encoding="utf-8") as out:
-        for prediction, verdict in zip(run.predictions, run.verdicts):
+        for prediction, verdict in zip(predictions, run.verdicts):
             task = prediction.task
             line = {"question_id": task.question_id, "db_id": task.db_id, "difficulty": task.difficulty,
                     "sql": prediction.sql, "correct": verdict.correct(run.semantics), "verdict": verdict.to_dict()}

@@ -34,11 +34,11 @@ def require_file(path: str | os.PathLike[str], what: str) -> Path:
     return path
 
 
-def read_json(path: str | os.PathLike[str], what: str) -> Any:
+def read_json(path: str | os.PathLike[str], what: str, *, object_pairs_hook: Any = None) -> Any:
     path = require_file(path, what)
     try:
         with open(path, encoding="utf-8") as handle:
-            return json.load(handle)
+            return json.load(handle, object_pairs_hook=object_pairs_hook)
     except json.JSONDecodeError as exc:
         raise DataError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}); is this the {what}?") from None
     except UnicodeDecodeError:
@@ -57,8 +57,12 @@ def read_json_list(path: str | os.PathLike[str], what: str) -> list[Record]:
 def read_jsonl(path: str | os.PathLike[str], what: str = "JSONL questions file") -> Iterator[Record]:
     """One :class:`Record` per non-blank line; blank lines are allowed and ignored."""
     path = require_file(path, what)
-    with open(path, encoding="utf-8", errors="strict") as handle:
-        for number, line in enumerate(handle, start=1):
+    with open(path, "rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise DataError(f"{path} line {number}: not UTF-8 text (byte {exc.start}); fix or remove the line.") from None
             if not line.strip():
                 continue
             try:

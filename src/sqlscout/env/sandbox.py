@@ -74,6 +74,11 @@ def _authorize(action: int, arg1: str | None, arg2: str | None, _db: str | None,
         name = (arg1 or "").lower()
         if name in _REPORTING_PRAGMAS or (name in _SETTABLE_PRAGMAS and arg2 is None):
             return sqlite3.SQLITE_OK
+    if action == sqlite3.SQLITE_UPDATE and arg1 == "sqlite_master" and _src is None:
+        # Asked when a table-valued pragma (SELECT * FROM pragma_table_info('t')) is
+        # first used on a connection; nothing is written (the connection is read-only
+        # and query_only; a real UPDATE of sqlite_master is refused by its first keyword).
+        return sqlite3.SQLITE_OK
     return sqlite3.SQLITE_DENY
 
 

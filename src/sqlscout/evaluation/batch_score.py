@@ -89,6 +89,7 @@ class ScoreConfig:
     max_rows: int = SCORING_MAX_ROWS
     cache_dir: Path | None = None
     cache_predictions: bool = False
+    timeout_rule: str = "query"  # "pair": BIRD's, one timeout for prediction and gold together
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "semantics", Semantics(self.semantics))
@@ -337,6 +338,7 @@ def _judge(entry: Staged, config: ScoreConfig) -> tuple[int, Verdict, tuple[str,
     scored = score_sql(
         None, pred_sql, gold_sql, gold=gold, pred=pred, top_level_order=top_level_order,  # type: ignore[arg-type]
         semantics=config.semantics, timeout_s=config.timeout_s, max_rows=config.max_rows,
+        timeout_rule=config.timeout_rule,
     )
     return index, scored.verdict, source
 

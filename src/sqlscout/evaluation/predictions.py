@@ -20,14 +20,16 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 from sqlscout.data.records import read_json, read_jsonl
 from sqlscout.errors import DataError
 from sqlscout.evaluation.batch_score import Prediction
+from sqlscout.evaluation.store import read_whole_lines
 from sqlscout.env.task import Task
+from sqlscout.scoring.verdict import has_statement
 
 __all__ = ["BIRD_SEPARATOR", "PredictionSet", "read_predictions"]
 
@@ -38,11 +40,13 @@ EPISODES_FILE = "episodes.jsonl"
 @dataclass
 class PredictionSet:
     """What was read: one prediction per question (or per episode), and how many
-    questions of the benchmark had none (those are in ``predictions`` with ``sql`` None)."""
+    questions of the benchmark had none (those are in ``predictions`` with ``sql`` None).
+    ``warnings`` say where the official scripts would read the file differently."""
 
     predictions: list[Prediction]
     unanswered: int
     source: str  # "bird", "jsonl" or "run"
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def tasks(self) -> list[Task]:
@@ -64,15 +68,21 @@ def read_predictions(
         raise DataError(f"{path}: no such file or run directory; pass a predictions file or a run directory.")
     if tasks is None:
         raise DataError(f"{path}: a predictions file needs the benchmark it answers (--benchmark and --data).")
+    warnings: list[str] = []
     if _looks_like_bird(path):
-        answers = _read_bird(path, tasks)
+        answers = _read_bird(path, tasks, warnings)
         source = "bird"
     else:
         answers = _read_jsonl(path, tasks)
         source = "jsonl"
     predictions = [Prediction(t, answers.get(i)) for i, t in enumerate(tasks) if i in answers or not only_predicted]
-    unanswered = sum(1 for i in range(len(tasks)) if i not in answers)
-    return PredictionSet(predictions, 0 if only_predicted else unanswered, source)
+    unanswered = sum(1 for i in range(len(tasks)) if answers.get(i) is None)
+    if source == "bird" and len(answers) < len(tasks) and not only_predicted:
+        warnings.append(
+            f"{path}: {len(tasks) - len(answers)} of {len(tasks)} questions have no entry; sqlscout counts them "
+            "wrong, BIRD's official scripts score only the entries the file has (--only-predicted does the same)."
+        )
+    return PredictionSet(predictions, 0 if only_predicted else unanswered, source, warnings)
 
 
 def _looks_like_bird(path: Path) -> bool:
@@ -91,17 +101,27 @@ def _looks_like_bird(path: Path) -> bool:
         return head.startswith("{")
 
 
-def _read_bird(path: Path, tasks: Sequence[Task]) -> dict[int, str | None]:
-    data = read_json(path, "BIRD predictions file")
-    if not isinstance(data, dict):
+def _read_bird(path: Path, tasks: Sequence[Task], warnings: list[str]) -> dict[int, str | None]:
+    # As pairs: a plain JSON object keeps only the last of two equal keys.
+    data = read_json(path, "BIRD predictions file", object_pairs_hook=_Pairs)
+    if not isinstance(data, _Pairs):
         raise DataError(f"{path}: expected a JSON object {{\"0\": \"SQL\\t----- bird -----\\tdb_id\", ...}}.")
     position = {int(t.meta.get("index", i)): i for i, t in enumerate(tasks)}
     answers: dict[int, str | None] = {}
-    for key, value in data.items():
+    keys: dict[int, str] = {}
+    out_of_order: list[tuple[int, str]] = []
+    for entry, (key, value) in enumerate(data):
         try:
             index = int(key)
         except ValueError:
             raise DataError(f"{path} key {key!r}: not a question index (the official format is keyed 0, 1, 2, ...).") from None
+        if index in keys:
+            raise DataError(
+                f"{path}: keys {keys[index]!r} and {key!r} both name question {index}; keep one prediction per question."
+            )
+        keys[index] = key
+        if index != entry:
+            out_of_order.append((entry, key))
         if index not in position:
             raise DataError(f"{path} key {key!r}: no question at index {index} (the benchmark has {len(tasks)}).")
         if not isinstance(value, str):
@@ -115,8 +135,19 @@ def _read_bird(path: Path, tasks: Sequence[Task]) -> dict[int, str | None]:
                 f"{path} key {key!r}: predicted on database '{db_id.strip()}' but question {task.question_id} "
                 f"is on '{task.db_id}'; do the predictions and the benchmark (--benchmark, --split) match?"
             )
-        answers[position[index]] = sql if sql.strip() else None
+        answers[position[index]] = sql if has_statement(sql) else None
+    if out_of_order:
+        entry, key = out_of_order[0]
+        warnings.append(
+            f"{path}: {len(out_of_order)} entries are not keyed by their place in the file (first: entry {entry} has "
+            f"key {key!r}). sqlscout pairs each prediction with the question its key names; BIRD's official scripts "
+            "ignore the keys and pair by file order, so they would score this file differently."
+        )
     return answers
+
+
+class _Pairs(list):
+    """A JSON object as its (key, value) pairs in file order, repeated keys included."""
 
 
 def _read_jsonl(path: Path, tasks: Sequence[Task]) -> dict[int, str | None]:
@@ -138,7 +169,7 @@ def _read_jsonl(path: Path, tasks: Sequence[Task]) -> dict[int, str | None]:
         db_id = record.text("db_id", required=False)
         if db_id is not None and db_id != tasks[index].db_id:
             raise record.error(f"predicted on database '{db_id}' but question {question_id} is on '{tasks[index].db_id}'.")
-        answers[index] = sql if sql and sql.strip() else None
+        answers[index] = sql if has_statement(sql) else None
     return answers
 
 
@@ -147,22 +178,17 @@ def _read_run(folder: Path) -> PredictionSet:
     if not file.is_file():
         raise DataError(f"{folder}: not a run directory (no {EPISODES_FILE}); run `sqlscout eval --out {folder}` first.")
     predictions = []
-    with open(file, encoding="utf-8") as handle:
-        for number, line in enumerate(handle, start=1):
-            if not line.endswith("\n"):
-                break  # a torn last line: the run was killed while writing it
-            if not line.strip():
-                continue
-            try:
-                data = json.loads(line)
-                episode = data.get("episode", data)
-                task = Task.from_dict(episode["task"])
-                sql = episode.get("final_sql")
-            except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
-                raise DataError(f"{file} line {number}: not an episode record ({type(exc).__name__}: {exc}).") from None
-            if sql is not None and not isinstance(sql, str):
-                raise DataError(f"{file} line {number}: final_sql must be a string or null.")
-            predictions.append(Prediction(task, sql))
+    for number, line in read_whole_lines(file):  # a torn last line is skipped
+        try:
+            data = json.loads(line)
+            episode = data.get("episode", data)
+            task = Task.from_dict(episode["task"])
+            sql = episode.get("final_sql")
+        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+            raise DataError(f"{file} line {number}: not an episode record ({type(exc).__name__}: {exc}).") from None
+        if sql is not None and not isinstance(sql, str):
+            raise DataError(f"{file} line {number}: final_sql must be a string or null.")
+        predictions.append(Prediction(task, sql))
     if not predictions:
         raise DataError(f"{file}: holds no finished episodes yet.")
     return PredictionSet(predictions, 0, "run")

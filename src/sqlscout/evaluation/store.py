@@ -22,7 +22,7 @@ from typing import IO, Any, Iterator
 from sqlscout.errors import DataError, SqlscoutError
 from sqlscout.evaluation.record import EpisodeRecord
 
-__all__ = ["RunDir", "RunDirBusy"]
+__all__ = ["RunDir", "RunDirBusy", "read_whole_lines"]
 
 CONFIG_FILE = "config.json"
 EPISODES_FILE = "episodes.jsonl"
@@ -81,14 +81,7 @@ class RunDir:
         skipped; a broken line anywhere else is an error naming the line."""
         if not self.episodes_path.is_file():
             return
-        with open(self.episodes_path, encoding="utf-8") as handle:
-            lines = handle.readlines()
-        for number, line in enumerate(lines, start=1):
-            last = number == len(lines)
-            if last and not line.endswith("\n"):
-                return  # torn write: the episode will be run again on resume
-            if not line.strip():
-                continue
+        for number, line in read_whole_lines(self.episodes_path):
             try:
                 yield EpisodeRecord.from_dict(json.loads(line))
             except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
@@ -120,6 +113,30 @@ class RunDir:
         if self._lock is not None:
             self._lock.close()  # closing the file drops the flock
             self._lock = None
+
+
+def read_whole_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each non-blank line that was written whole.
+
+    A last line with no newline is a write the run did not finish (it may end inside
+    a UTF-8 character, or be any bytes at all): it is skipped, as ``--resume`` cuts it
+    and runs its episode again. Any other line that is not UTF-8 is a
+    :class:`~sqlscout.errors.DataError` naming it.
+    """
+    with open(path, "rb") as handle:
+        lines = handle.readlines()
+    for number, raw in enumerate(lines, start=1):
+        if not raw.endswith(b"\n"):
+            return  # torn write (only the last line can lack its newline)
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DataError(
+                f"{path}:{number}: line {number} is not UTF-8 text (byte {exc.start}); "
+                "restore the line or remove it (its episode is then run again on --resume)"
+            ) from None
+        if line.strip():
+            yield number, line
 
 
 class EpisodeWriter:

@@ -10,7 +10,7 @@ from sqlscout.scoring.compare import (
 )
 from sqlscout.scoring.gold import GoldResults
 from sqlscout.scoring.reward import REWARD_PRESETS, RewardConfig, group_rewards, reward, row_f1, tables_used
-from sqlscout.scoring.verdict import ExecResult, Outcome, Scored, Verdict, execute_for_scoring, parses, score_sql
+from sqlscout.scoring.verdict import ExecResult, Outcome, Scored, Verdict, execute_for_scoring, has_statement, parses, score_sql
 
 __all__ = [
     "REWARD_PRESETS",
@@ -23,6 +23,7 @@ __all__ = [
     "Verdict",
     "execute_for_scoring",
     "group_rewards",
+    "has_statement",
     "has_top_level_order_by",
     "official_match",
     "parses",

@@ -15,13 +15,15 @@ from __future__ import annotations
 
 import functools
 import re
+import time
 from collections import Counter
 from enum import Enum
-from typing import Any, Iterator, Sequence
+from typing import Any, Sequence
 
 from sqlscout.scoring.parsing import parse_sqlite
 
 __all__ = [
+    "ComparisonTimeout",
     "Semantics",
     "has_top_level_order_by",
     "match_all",
@@ -37,7 +39,13 @@ Row = tuple[Any, ...]
 class Semantics(str, Enum):
     OFFICIAL = "official"  # BIRD leaderboard: set(pred) == set(gold)
     STRICT = "strict"  # order-sensitive under a top-level ORDER BY, else multiset
-    SPIDER = "spider"  # test-suite: bags up to a column permutation; ordered on "order by"
+    SPIDER = "spider"  # test-suite's comparison, corrected: bags up to a column permutation; ordered on "order by"
+    TEST_SUITE = "test-suite"  # taoyds/test-suite-sql-eval's exec evaluation exactly (scoring/testsuite.py)
+
+    @property
+    def field(self) -> str:
+        """The :class:`~sqlscout.scoring.Verdict` attribute holding this match."""
+        return self.value.replace("-", "_")
 
 
 def official_match(pred: Sequence[Row], gold: Sequence[Row]) -> bool:
@@ -60,9 +68,17 @@ def _same_bag(a: Counter[Row], b: Counter[Row]) -> bool:
     return dict.__eq__(a, b)
 
 
-def spider_match(pred: Sequence[Row], gold: Sequence[Row], *, ordered: bool) -> bool:
+class ComparisonTimeout(Exception):
+    """A result comparison ran past its deadline (the column search of ``spider_match``)."""
+
+
+def spider_match(pred: Sequence[Row], gold: Sequence[Row], *, ordered: bool, deadline: float | None = None) -> bool:
     """Spider test-suite semantics: equal as bags of rows (lists when ``ordered``) under
-    some permutation of the predicted columns. Two empty results are equal."""
+    some permutation of the predicted columns. Two empty results are equal.
+
+    The column search is pruned (see :func:`_column_permutation_exists`) and bounded:
+    past ``deadline`` (a :func:`time.monotonic` instant) it raises
+    :class:`ComparisonTimeout`."""
     if not pred and not gold:
         return True
     if len(pred) != len(gold):
@@ -76,16 +92,12 @@ def spider_match(pred: Sequence[Row], gold: Sequence[Row], *, ordered: bool) -> 
     # try it before the row signatures, which cost more than the whole comparison.
     if (list(pred) == gold_rows) if ordered else _same_bag(Counter(pred), gold_bag):  # type: ignore[arg-type]
         return True
+    if width == 1:
+        return False
     # Necessary condition, cheap to check: each row holds the same values in some order.
     if Counter(_row_signature(r) for r in pred) != Counter(_row_signature(r) for r in gold):
         return False
-    for perm in _column_permutations(pred, gold, width):
-        permuted = [tuple(row[i] for i in perm) for row in pred]
-        if ordered and permuted == gold_rows:
-            return True
-        if not ordered and _same_bag(Counter(permuted), gold_bag):  # type: ignore[arg-type]
-            return True
-    return False
+    return _column_permutation_exists(pred, gold, width, ordered, deadline)
 
 
 def _row_signature(row: Row) -> tuple[Any, ...]:
@@ -100,26 +112,61 @@ def _sort_key(value: Any) -> tuple[str, Any]:
     return (type(value).__name__, value)
 
 
-def _column_permutations(pred: Sequence[Row], gold: Sequence[Row], width: int) -> Iterator[tuple[int, ...]]:
-    """Permutations p with set(pred column p[j]) == set(gold column j) for every j."""
-    pred_sets = [frozenset(r[i] for r in pred) for i in range(width)]
-    gold_sets = [frozenset(r[j] for r in gold) for j in range(width)]
-    candidates = [[i for i in range(width) if pred_sets[i] == gold_sets[j]] for j in range(width)]
+def _column_permutation_exists(
+    pred: Sequence[Row], gold: Sequence[Row], width: int, ordered: bool, deadline: float | None
+) -> bool:
+    """Whether some permutation p makes ``pred`` with columns p[0], p[1], ... equal to
+    ``gold`` (as lists when ``ordered``, else as bags).
 
-    def extend(prefix: list[int], used: set[int]) -> Iterator[tuple[int, ...]]:
-        j = len(prefix)
-        if j == width:
-            yield tuple(prefix)
-            return
+    A depth-first search that assigns gold columns left to right and keeps a prefix
+    only while the predicted rows, cut to the columns chosen so far, equal the gold rows
+    cut to as many columns (as lists, or as bags): a necessary condition of a full
+    match, so nothing that could match is pruned. A predicted column is a candidate for
+    a gold column only when both hold the same values (as sequences when ``ordered``,
+    else as multisets), and predicted columns that are identical as sequences are tried
+    once per position (swapping them changes no row). Tables whose columns all look
+    alike (a Latin square) are then decided in a few hundred steps where trying every
+    permutation took 10! for ten columns."""
+    pred_cols = [tuple(r[i] for r in pred) for i in range(width)]
+    gold_cols = [tuple(r[j] for r in gold) for j in range(width)]
+    if ordered:
+        pred_keys: list[Any] = pred_cols
+        gold_keys: list[Any] = gold_cols
+    else:
+        pred_keys = [frozenset(Counter(c).items()) for c in pred_cols]
+        gold_keys = [frozenset(Counter(c).items()) for c in gold_cols]
+    if Counter(pred_keys) != Counter(gold_keys):
+        return False
+    candidates = [[i for i in range(width) if pred_keys[i] == gold_keys[j]] for j in range(width)]
+    # Order the search by the most constrained gold column first.
+    order = sorted(range(width), key=lambda j: len(candidates[j]))
+    height = len(gold)
+    steps = 0
+
+    def extend(depth: int, used: list[bool], pred_prefix: list[tuple], gold_prefix: list[tuple]) -> bool:
+        nonlocal steps
+        if depth == width:
+            return True
+        j = order[depth]
+        tried: set[tuple] = set()
         for i in candidates[j]:
-            if i not in used:
-                prefix.append(i)
-                used.add(i)
-                yield from extend(prefix, used)
-                prefix.pop()
-                used.discard(i)
+            if used[i] or pred_cols[i] in tried:
+                continue
+            tried.add(pred_cols[i])
+            steps += 1
+            if deadline is not None and steps & 63 == 1 and time.monotonic() > deadline:
+                raise ComparisonTimeout("the column-permutation search ran out of time")
+            next_pred = [p + (v,) for p, v in zip(pred_prefix, pred_cols[i])]
+            next_gold = [g + (v,) for g, v in zip(gold_prefix, gold_cols[j])]
+            if (next_pred == next_gold) if ordered else Counter(next_pred) == Counter(next_gold):
+                used[i] = True
+                if extend(depth + 1, used, next_pred, next_gold):
+                    return True
+                used[i] = False
+        return False
 
-    return extend([], set())
+    empty = [()] * height
+    return extend(0, [False] * width, empty, empty)
 
 
 _ORDER_BY = re.compile(r"\border\s+by\b", re.I)
@@ -180,12 +227,19 @@ def _order_by_outside_parens(sql: str) -> bool:
 
 
 def match_all(
-    pred: Sequence[Row], gold: Sequence[Row], gold_sql: str, *, top_level_order: bool | None = None
+    pred: Sequence[Row],
+    gold: Sequence[Row],
+    gold_sql: str,
+    *,
+    top_level_order: bool | None = None,
+    deadline: float | None = None,
 ) -> tuple[bool, bool, bool]:
     """(official, strict, spider) matches at once, each as :func:`results_match` decides.
 
     ``top_level_order`` is :func:`has_top_level_order_by` of ``gold_sql`` when the
-    caller knows it already; it is worked out only when the comparison needs it.
+    caller knows it already; it is worked out only when the comparison needs it. A
+    Spider comparison still searching column permutations at ``deadline`` counts as no
+    match.
 
     >>> match_all([(1, 2)], [(1, 2)], "SELECT a, b FROM t"), match_all([(2, 1)], [(1, 2)], "SELECT a, b FROM t")
     ((True, True, True), (False, False, True))
@@ -196,11 +250,11 @@ def match_all(
         return official_match(pred, gold), False, False
     if top_level_order is None:
         top_level_order = has_top_level_order_by(gold_sql)
-    return (
-        official_match(pred, gold),
-        strict_match(pred, gold, ordered=top_level_order),
-        spider_match(pred, gold, ordered="order by" in gold_sql.lower()),
-    )
+    try:
+        spider = spider_match(pred, gold, ordered="order by" in gold_sql.lower(), deadline=deadline)
+    except ComparisonTimeout:
+        spider = False
+    return official_match(pred, gold), strict_match(pred, gold, ordered=top_level_order), spider
 
 
 def results_match(semantics: Semantics, pred: Sequence[Row], gold: Sequence[Row], gold_sql: str) -> bool:
@@ -209,5 +263,9 @@ def results_match(semantics: Semantics, pred: Sequence[Row], gold: Sequence[Row]
         return official_match(pred, gold)
     if semantics is Semantics.STRICT:
         return strict_match(pred, gold, ordered=has_top_level_order_by(gold_sql))
+    if semantics is Semantics.TEST_SUITE:  # rows of the rewritten queries (testsuite.test_suite_sql)
+        from sqlscout.scoring.testsuite import test_suite_match
+
+        return test_suite_match(pred, gold, ordered="order by" in gold_sql.lower())
     # The test-suite evaluator's own rule: a plain substring test on the gold query.
     return spider_match(pred, gold, ordered="order by" in gold_sql.lower())

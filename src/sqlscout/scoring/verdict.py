@@ -8,6 +8,7 @@ reward both call :func:`score_sql`, so training and evaluation can never disagre
 from __future__ import annotations
 
 import functools
+import time
 from dataclasses import asdict, dataclass
 from enum import Enum
 from typing import Any
@@ -17,10 +18,13 @@ from sqlscout.env.sandbox import Database
 from sqlscout.scoring.compare import Row, Semantics, match_all
 from sqlscout.scoring.parsing import parse_sqlite
 
-__all__ = ["ExecResult", "Outcome", "Scored", "Verdict", "execute_for_scoring", "parses", "score_sql"]
+__all__ = ["ExecResult", "Outcome", "Scored", "Verdict", "execute_for_scoring", "has_statement", "parses", "score_sql"]
 
 SCORING_TIMEOUT_S = 30.0
 SCORING_MAX_ROWS = 1_000_000
+# "query": each query has the whole timeout; "pair": BIRD's official rule, one timeout
+# for the prediction and the gold query together.
+TIMEOUT_RULES = ("query", "pair")
 
 
 class Outcome(str, Enum):
@@ -51,12 +55,43 @@ class ExecResult:
         return self.rows is not None
 
 
+def has_statement(sql: str | None) -> bool:
+    """Whether ``sql`` holds anything but whitespace, ``;`` and comments.
+
+    An answer without a statement (``''``, ``;``, ``-- no answer``, ``/* nothing */``)
+    is no answer: SQLite runs it and returns no rows, which would match any gold query
+    that returns none, so scoring never runs it (it is *invalid* under every semantics).
+
+    >>> has_statement("-- no answer"), has_statement(" ; /* x */"), has_statement("SELECT 1 -- x")
+    (False, False, True)
+    """
+    if not sql:
+        return False
+    # A scan, not a regular expression: one that splits '----...' into comments in
+    # every possible way backtracks exponentially. A block comment left open runs to
+    # the end, as in SQLite; a quote or any other character starts a statement.
+    at, end = 0, len(sql)
+    while at < end:
+        char = sql[at]
+        if char == ";" or char.isspace():
+            at += 1
+        elif sql.startswith("--", at):
+            newline = sql.find("\n", at)
+            at = end if newline < 0 else newline + 1
+        elif sql.startswith("/*", at):
+            close = sql.find("*/", at + 2)
+            at = end if close < 0 else close + 2
+        else:
+            return True
+    return False
+
+
 def execute_for_scoring(
     db: Database, sql: str | None, *, timeout_s: float = SCORING_TIMEOUT_S, max_rows: int = SCORING_MAX_ROWS
 ) -> ExecResult:
     """Run ``sql`` to completion (up to ``max_rows``); never raises for bad SQL."""
-    if sql is None or not sql.strip():
-        return ExecResult(error="no SQL")
+    if not has_statement(sql):
+        return ExecResult(error="no SQL statement")
     try:
         result = db.execute(sql, timeout_s=timeout_s, max_rows=max_rows)
     except QueryTimeout as exc:
@@ -78,7 +113,7 @@ def parses(sql: str | None) -> bool:
     >>> parses("SELECT a FROM t WHERE b = 1"), parses("SELEC a FROM"), parses(""), parses("Ada")
     (True, False, False, False)
     """
-    if not sql or not sql.strip():
+    if not has_statement(sql):  # sqlglot makes a tree of some comments and a ';'
         return False
     global _PARSE_ERRORS, _BARE
     if not _BARE:
@@ -111,9 +146,10 @@ class Verdict:
     gold_error: str | None = None
     pred_rows: int | None = None
     gold_rows: int | None = None
+    test_suite: bool | None = None  # decided only when scored under that semantics (None: not asked)
 
     def correct(self, semantics: Semantics | str = Semantics.OFFICIAL) -> bool:
-        return bool(getattr(self, Semantics(semantics).value))
+        return bool(getattr(self, Semantics(semantics).field))
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "outcome": self.outcome.value}
@@ -143,19 +179,49 @@ def score_sql(
     timeout_s: float = SCORING_TIMEOUT_S,
     max_rows: int = SCORING_MAX_ROWS,
     top_level_order: bool | None = None,
+    timeout_rule: str = "query",
 ) -> Scored:
     """Execute and compare. ``gold`` (and ``pred``) may be passed in when that query's
     result is already known (cached, or run by the caller), and ``top_level_order``
     when whether ``gold_sql`` has a top-level ORDER BY is; ``semantics`` decides which
-    match makes the outcome *equivalent*."""
-    gold = gold if gold is not None else execute_for_scoring(db, gold_sql, timeout_s=timeout_s, max_rows=max_rows)
+    match makes the outcome *equivalent*.
+
+    Under ``test-suite`` both queries are first rewritten as the official script
+    rewrites them (:func:`~sqlscout.scoring.testsuite.test_suite_sql`; rewriting SQL
+    that was rewritten already changes nothing), and results passed in must be those
+    of the rewritten queries. ``timeout_rule="pair"`` is BIRD's: the prediction and the
+    gold query together must finish within ``timeout_s`` (the prediction runs first),
+    else the prediction counts as timed out; the default gives each its own."""
+    semantics = Semantics(semantics)
+    if timeout_rule not in TIMEOUT_RULES:
+        raise ValueError(f"timeout_rule must be one of {', '.join(TIMEOUT_RULES)}, got {timeout_rule!r}")
+    if semantics is Semantics.TEST_SUITE:
+        from sqlscout.scoring.testsuite import test_suite_sql
+
+        gold_sql = test_suite_sql(gold_sql, prediction=False)
+        pred_sql = test_suite_sql(pred_sql, prediction=True) if pred_sql is not None else None
+    deadline = time.monotonic() + timeout_s  # the comparison, too, ends by the scoring deadline
     pred = pred if pred is not None else execute_for_scoring(db, pred_sql, timeout_s=timeout_s, max_rows=max_rows)
+    if gold is None:
+        left = timeout_s - pred.elapsed_s if timeout_rule == "pair" else timeout_s
+        gold = execute_for_scoring(db, gold_sql, timeout_s=max(left, 1e-3), max_rows=max_rows)
+    if timeout_rule == "pair" and pred.ok and (gold.timed_out or pred.elapsed_s + gold.elapsed_s > timeout_s):
+        pred = ExecResult(error=f"the prediction and the gold query together ran past {timeout_s:g} s (BIRD's rule)",
+                          timed_out=True, elapsed_s=pred.elapsed_s)
     official = strict = spider = False
+    test_suite: bool | None = None
     if pred.ok and gold.ok:
         assert pred.rows is not None and gold.rows is not None
-        official, strict, spider = match_all(pred.rows, gold.rows, gold_sql, top_level_order=top_level_order)
+        official, strict, spider = match_all(
+            pred.rows, gold.rows, gold_sql, top_level_order=top_level_order, deadline=deadline
+        )
+        if semantics is Semantics.TEST_SUITE:
+            test_suite = _test_suite_match(pred.rows, gold.rows, gold_sql, deadline)
+    elif semantics is Semantics.TEST_SUITE:
+        test_suite = False
     if pred.ok:
-        chosen = {Semantics.OFFICIAL: official, Semantics.STRICT: strict, Semantics.SPIDER: spider}[Semantics(semantics)]
+        chosen = {Semantics.OFFICIAL: official, Semantics.STRICT: strict, Semantics.SPIDER: spider,
+                  Semantics.TEST_SUITE: test_suite}[semantics]
         outcome = Outcome.EQUIVALENT if chosen else Outcome.EXECUTABLE
     else:
         outcome = Outcome.PARSABLE if parses(pred_sql) else Outcome.INVALID
@@ -168,5 +234,16 @@ def score_sql(
         gold_error=gold.error,
         pred_rows=len(pred.rows) if pred.rows is not None else None,
         gold_rows=len(gold.rows) if gold.rows is not None else None,
+        test_suite=test_suite,
     )
     return Scored(verdict, pred, gold)
+
+
+def _test_suite_match(pred: list[Row], gold: list[Row], gold_sql: str, deadline: float) -> bool:
+    from sqlscout.scoring.compare import ComparisonTimeout
+    from sqlscout.scoring.testsuite import test_suite_match
+
+    try:
+        return test_suite_match(pred, gold, ordered="order by" in gold_sql.lower(), deadline=deadline)
+    except ComparisonTimeout:
+        return False
