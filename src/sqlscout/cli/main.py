@@ -7,8 +7,10 @@ import typer
 from sqlscout.cli import ask as ask_cli
 from sqlscout.cli import eval as eval_cli
 from sqlscout.cli import explore
+from sqlscout.cli import mcp as mcp_cli
 from sqlscout.cli import report as report_cli
 from sqlscout.cli import score as score_cli
+from sqlscout.cli import serve as serve_cli
 from sqlscout.cli import train as train_cli
 
 app = typer.Typer(
@@ -24,6 +26,8 @@ report_cli.register(app)
 score_cli.register(app)
 ask_cli.register(app)
 train_cli.register(app)
+serve_cli.register(app)
+mcp_cli.register(app)
 
 
 def main() -> None:  # pragma: no cover - console script shim
