@@ -11,6 +11,7 @@ import time
 import pytest
 
 from conftest import CHINOOK, spider_db
+from test_package import _loaded_after, beside_the_data  # noqa: F401 - a fixture
 from sqlscout.backends.base import GenerationRequest, SamplingParams
 from sqlscout.backends.scripted import ScriptedBackend, ScriptTurn
 from sqlscout.env.tools import tool_specs
@@ -194,3 +195,28 @@ def test_ask_refuses_beyond_the_episode_cap(catalog: Catalog) -> None:
 def test_ask_refuses_an_empty_question() -> None:
     with pytest.raises(ConfigError, match="the question is empty"):
         AskRequest("music", "  ")
+
+
+SERVE_MODULES = [
+    "sqlscout.serve.ask",
+    "sqlscout.serve.auth",
+    "sqlscout.serve.batching",
+    "sqlscout.serve.catalog",
+    "sqlscout.serve.listen",
+    "sqlscout.serve.tools",
+]
+
+
+@pytest.mark.parametrize("module_name", SERVE_MODULES)
+def test_serve_docstring_examples_run(module_name: str, beside_the_data: None) -> None:
+    import doctest
+    import importlib
+
+    results = doctest.testmod(importlib.import_module(module_name), optionflags=doctest.ELLIPSIS, verbose=False)
+    assert results.failed == 0 and results.attempted > 0, module_name
+
+
+def test_the_serving_core_and_the_cli_load_no_web_framework() -> None:
+    # fastapi, uvicorn and mcp are the `serve` extra: imported only when a server starts.
+    loaded = _loaded_after("import sqlscout.serve, sqlscout.cli.main")
+    assert not loaded & {"fastapi", "starlette", "uvicorn", "mcp", "mcp_types", "anyio"}, sorted(loaded)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from dataclasses import asdict
 from typing import Any, AsyncIterator, Optional
 
 from fastapi import APIRouter, Depends, FastAPI, Request
@@ -123,7 +124,7 @@ def create_app(tools: ToolService, ask: AskService | None = None, token: str | N
 
     @api.get("/tools", summary="The eight tools: descriptions and argument schemas")
     async def list_tools() -> dict[str, Any]:
-        return {"tools": [d.__dict__ for d in tool_definitions(["db"])]}
+        return {"tools": [asdict(d) for d in tool_definitions(["db"])]}
 
     @api.post("/tools/{name}", summary="Call one tool on one database")
     async def call(name: str, body: ToolBody) -> dict[str, Any]:

@@ -59,7 +59,10 @@ def ask_tool(databases: list[str]) -> types.Tool:
 def build_server(tools: ToolService, ask: AskService | None = None) -> Server[Any]:
     """The server over ``tools`` (and ``ask`` when a model is loaded)."""
     catalog = tools.catalog
-    listed = [types.Tool(name=d.name, description=d.description, input_schema=d.input_schema) for d in tool_definitions(catalog.names)]
+    listed = [
+        types.Tool(name=d.name, description=d.description, input_schema=d.input_schema)
+        for d in tool_definitions(catalog.names)
+    ]
     if ask is not None:
         listed.append(ask_tool(catalog.names))
 
@@ -71,7 +74,9 @@ def build_server(tools: ToolService, ask: AskService | None = None) -> Server[An
         db = args.pop(DB_ARGUMENT, None)
         try:
             if params.name == ASK_TOOL and ask is not None:
-                payload = await ask.ask(AskRequest(db, str(args.get("question", "")), args.get("evidence")))
+                evidence = args.get("evidence")
+                request = AskRequest(db, str(args.get("question", "")), None if evidence is None else str(evidence))
+                payload = await ask.ask(request)
                 return types.CallToolResult(content=[_text(answer_text(payload))], structured_content=payload)
             if params.name not in TOOLS:
                 raise MCPError(INVALID_PARAMS, f"no tool named {params.name!r}; list the tools with tools/list")
