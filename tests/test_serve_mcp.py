@@ -27,7 +27,7 @@ from sqlscout.env.sandbox import Database, SandboxConfig  # noqa: E402
 from sqlscout.env.task import Task  # noqa: E402
 from sqlscout.env.tools import TOOLS, call_tool, tool_specs  # noqa: E402
 from sqlscout.runner import RunnerConfig  # noqa: E402
-from sqlscout.serve import AskService, Catalog, ServeConfig, ToolService  # noqa: E402
+from sqlscout.serve import AskService, Catalog, ServeConfig, ToolService, parse_database_spec  # noqa: E402
 from sqlscout.serve.listen import ServerThread  # noqa: E402
 from sqlscout.serve.mcp_server import build_server, http_app  # noqa: E402
 from test_sandbox_hostile import CASES  # noqa: E402
@@ -100,7 +100,9 @@ def test_stdio_lists_the_episode_tools_and_answers_each_as_in_an_episode(copies:
     session(stdio_server(copies), check)
 
 
-def test_stdio_hostile_sql_unknown_database_and_runaway_query(copies: dict[str, Path]) -> None:
+def hostile_session(target: Any, copies: dict[str, Path]) -> None:
+    """The hostile corpus through run_query, an unknown database, a path, a runaway query;
+    afterwards the files' bytes are unchanged and nothing appeared beside them."""
     before = {name: _sha(path) for name, path in copies.items()}
     files = sorted(p.name for p in copies["singers"].parent.iterdir())
 
@@ -128,11 +130,26 @@ def test_stdio_hostile_sql_unknown_database_and_runaway_query(copies: dict[str, 
         assert runaway.content[0].text.startswith("Error: Query timed out after 0.5 s and was stopped")
         assert anyio.current_time() - started < 5
         # The server still answers after the runaway query.
-        assert (await client.call_tool("run_query", {"db": "music", "sql": "SELECT count(*) FROM Genre"})).content[0].text == "count(*)\n25"
+        genres = await client.call_tool("run_query", {"db": "music", "sql": "SELECT count(*) FROM Genre"})
+        assert genres.content[0].text == "count(*)\n25"
 
-    session(stdio_server(copies), check)
+    session(target, check)
     assert {name: _sha(path) for name, path in copies.items()} == before
     assert sorted(p.name for p in copies["singers"].parent.iterdir()) == files
+
+
+def test_stdio_hostile_sql_unknown_database_and_runaway_query(copies: dict[str, Path]) -> None:
+    hostile_session(stdio_server(copies), copies)
+
+
+def test_http_hostile_sql_unknown_database_and_runaway_query(copies: dict[str, Path]) -> None:
+    config = ServeConfig(SandboxConfig(timeout_s=0.5))
+    catalog = Catalog([parse_database_spec(f"{n}={p}") for n, p in copies.items()], config.sandbox)
+    tools = ToolService(catalog, config)
+    with ServerThread(http_app(build_server(tools))) as url:
+        hostile_session(f"{url}/mcp", copies)
+    tools.close()
+    catalog.close()
 
 
 @pytest.fixture(scope="module")
