@@ -6,7 +6,9 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any, Awaitable, Callable
@@ -198,3 +200,24 @@ def test_http_refuses_a_missing_or_wrong_token(http_server: str, headers: dict[s
     response = httpx.post(http_server, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}, headers=headers)
     assert response.status_code == 401
     assert response.json()["error"]["type"] == "unauthorized"
+
+
+def test_cli_serves_streamable_http_behind_its_token(copies: dict[str, Path]) -> None:
+    command = [sys.executable, "-m", "sqlscout.cli.main", "mcp", "--http", "--port", "0", "--token", TOKEN, str(copies["music"])]
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    process = subprocess.Popen(command, stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert process.stderr is not None
+        line = process.stderr.readline()
+        found = re.search(r"http://127\.0\.0\.1:\d+/mcp", line)
+        assert found, line
+
+        async def check(client: Client) -> None:
+            assert [t.name for t in (await client.list_tools()).tools] == list(TOOLS)
+            assert (await client.call_tool("run_query", {"sql": "SELECT count(*) FROM Genre"})).content[0].text == "count(*)\n25"
+
+        session(with_token(found.group(0)), check)
+        assert httpx.post(found.group(0), json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"}).status_code == 401
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
