@@ -25,6 +25,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "ask": ("sqlscout.cli.ask", "Answer one question about a SQLite database and watch the agent work, round by round."),
     "demo": ("sqlscout.cli.ask", "Run the embedded default: a small offline model on Chinook questions with known answers."),
     "train": ("sqlscout.cli.train", "Train a policy with GRPO on multi-turn text-to-SQL episodes (SPEC §8)."),
+    "serve": ("sqlscout.cli.serve", "Serve the eight tools (and, with --model, the agent) as an HTTP JSON API; docs at /docs."),
+    "mcp": ("sqlscout.cli.mcp", "Serve the eight tools (and, with --model, ask) to an MCP host; stdio unless --http."),
 }
 
 _SETTINGS: dict[str, Any] = {"add_completion": False, "pretty_exceptions_enable": False}
