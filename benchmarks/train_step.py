@@ -56,7 +56,7 @@ DATA = REPO.parent / "shared" / "data"
 CONFIG = REPO / "configs" / "tiny-cpu.yaml"
 
 
-def tiny_config(out: Path, **rollout: Any) -> Any:
+def tiny_config(out: Path, **episode: Any) -> Any:
     import yaml
 
     from sqlscout.train.config import config_from_dict
@@ -66,7 +66,7 @@ def tiny_config(out: Path, **rollout: Any) -> Any:
     data["out"] = str(out)
     data["telemetry"] = {"tensorboard": False, "progress": False, "save_episodes": False}
     data["checkpoint"] = {"every": 0, "keep": 1}
-    data["rollout"].update(rollout)
+    data["rollout"].setdefault("episode", {}).update(episode)
     return config_from_dict(data)
 
 
@@ -100,7 +100,7 @@ def episodes(n: int, out: Path) -> tuple[Any, list[Any]]:
     tasks = load_questions(cfg.data)
     questions = {t.question: t.gold_sql for t in tasks}
     backend = ScriptedBackend(explorer(questions), tokenizer=qwen3_5_tokenizer())
-    rollouts = run_all(backend, tasks[:n], RunnerConfig(episode=cfg.rollout.episode_config()))
+    rollouts = run_all(backend, tasks[:n], RunnerConfig(episode=cfg.rollout.episode))
     samples = [train_sample(r.token_ids, r.segments, r.logprobs, 1.0 if i % 2 else -1.0) for i, r in enumerate(rollouts)]
     return cfg, samples
 
@@ -172,10 +172,10 @@ def setup(args: argparse.Namespace, variants: tuple[str, ...]) -> dict[str, Any]
     import torch
     from accelerate import Accelerator
 
-    from sqlscout.train.config import LossConfig, ModelConfig
+    from sqlscout.train.config import LossConfig, ModelConfig, OptimConfig
     from sqlscout.train.logprobs import token_logprobs
     from sqlscout.train.model import _build_model, enable_checkpointing, resolve_precision
-    from sqlscout.train.update import grpo_update
+    from sqlscout.train.update import UpdateContext, grpo_update
 
     precision = resolve_precision("auto")
     accelerator = Accelerator(mixed_precision="bf16" if precision == "bf16" else "no")
@@ -187,7 +187,7 @@ def setup(args: argparse.Namespace, variants: tuple[str, ...]) -> dict[str, Any]
         with tempfile.TemporaryDirectory() as tmp:
             cfg, samples = episodes(args.episodes, Path(tmp))
         spec, checkpointing, max_tokens = dict(cfg.model.random_init), cfg.model.gradient_checkpointing, cfg.optim.micro_batch_tokens
-    build = ModelConfig(random_init=spec, tokenizer=None)
+    build = ModelConfig(random_init=spec, tokenizer="qwen3.5")
     with torch.device(accelerator.device):  # initialise on the GPU: a 2B random init on a CPU takes minutes
         model = _build_model(build, seed=0)
         ref_model = _build_model(build, seed=0).eval().requires_grad_(False) if "grpo+kl" in variants else None
@@ -204,10 +204,9 @@ def setup(args: argparse.Namespace, variants: tuple[str, ...]) -> dict[str, Any]
             return token_logprobs(ref_model, ids, attention, trained, temperature=0.6)[0]
 
     def grpo(kl: bool) -> Any:
-        return lambda: grpo_update(
-            model, optimizer, None, samples, LossConfig(), temperature=0.6, kl_coef=0.01 if kl else 0.0,
-            reference=reference if kl else None, pad_id=0, micro_batch_tokens=max_tokens, accelerator=accelerator,
-        )  # fmt: skip
+        ctx = UpdateContext(model, LossConfig(), temperature=0.6, kl_coef=0.01 if kl else 0.0,
+                            reference=reference if kl else None, pad_id=0, accelerator=accelerator)  # fmt: skip
+        return lambda: grpo_update(ctx, optimizer, None, samples, OptimConfig(micro_batch_tokens=max_tokens))
 
     def plain() -> None:
         with accelerator.autocast():

@@ -14,10 +14,10 @@ from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.trace import SegmentKind
 from sqlscout.runner import RunnerConfig, run_all
 from sqlscout.env.task import Task
-from sqlscout.train.config import LossConfig
+from sqlscout.train.config import LossConfig, OptimConfig
 from sqlscout.train.logprobs import token_logprobs
 from sqlscout.train.mask import TrainSample, train_sample, trainable_mask
-from sqlscout.train.update import grpo_update, micro_batches, pad_batch
+from sqlscout.train.update import UpdateContext, grpo_update, micro_batches, pad_batch
 
 from conftest import CHINOOK
 
@@ -70,11 +70,10 @@ def _update(samples, micro_batch_tokens, aggregation, mini_batches=1):
     model = tiny_model()
     opt = torch.optim.SGD(model.parameters(), lr=1.0)
     before = [p.detach().clone() for p in model.parameters()]
-    stats = grpo_update(
-        model, opt, None, samples, LossConfig(aggregation=aggregation, normalizer=16.0),
-        temperature=1.0, kl_coef=0.0, reference=None, pad_id=0,
-        micro_batch_tokens=micro_batch_tokens, mini_batches=mini_batches, max_grad_norm=None,
-    )  # fmt: skip
+    ctx = UpdateContext(model, LossConfig(aggregation=aggregation, normalizer=16.0), temperature=1.0, kl_coef=0.0,
+                        reference=None, pad_id=0)  # fmt: skip
+    optim = OptimConfig(micro_batch_tokens=micro_batch_tokens, mini_batches=mini_batches, max_grad_norm=None)
+    stats = grpo_update(ctx, opt, None, samples, optim)
     return [p.detach() - b for p, b in zip(model.parameters(), before)], stats
 
 
@@ -103,8 +102,8 @@ def test_positive_advantage_raises_the_trained_tokens_probability():
     ids, attention, trained = pad_batch([s], 0, torch.device("cpu"))
     before = token_logprobs(model, ids, attention, trained)[0].sum().item()
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
-    grpo_update(model, opt, None, [s], LossConfig(aggregation="token-mean"), temperature=1.0, kl_coef=0.0,
-                reference=None, pad_id=0, micro_batch_tokens=100, max_grad_norm=None)  # fmt: skip
+    ctx = UpdateContext(model, LossConfig(aggregation="token-mean"), temperature=1.0, kl_coef=0.0, reference=None, pad_id=0)
+    grpo_update(ctx, opt, None, [s], OptimConfig(micro_batch_tokens=100, max_grad_norm=None))
     after = token_logprobs(model, ids, attention, trained)[0].sum().item()
     assert after > before
 
@@ -200,8 +199,8 @@ def test_sampler_replica_follows_the_policy_after_an_update():
     ids = torch.tensor([[1, 5, 7, 9, 11]])
     assert torch.equal(replica(input_ids=ids).logits, model(input_ids=ids).logits)
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
-    grpo_update(model, opt, None, SAMPLES, LossConfig(), temperature=1.0, kl_coef=0.0, reference=None, pad_id=0,
-                micro_batch_tokens=100, max_grad_norm=None)  # fmt: skip
+    ctx = UpdateContext(model, LossConfig(), temperature=1.0, kl_coef=0.0, reference=None, pad_id=0)
+    grpo_update(ctx, opt, None, SAMPLES, OptimConfig(micro_batch_tokens=100, max_grad_norm=None))
     assert not torch.equal(replica(input_ids=ids).logits, model(input_ids=ids).logits)
     _sync_replica(replica, model)
     assert torch.equal(replica(input_ids=ids).logits, model(input_ids=ids).logits)

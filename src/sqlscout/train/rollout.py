@@ -3,7 +3,8 @@
 Rewards come from :mod:`sqlscout.scoring` — :func:`score_sql` and
 :func:`group_rewards`, the very functions the evaluator scores with — so what the
 policy is rewarded for and what it is evaluated on can never drift apart. Each
-question's gold result is executed once and reused for its whole group.
+question's gold result is executed once and reused for its whole group, and across
+steps: :func:`gold_result` is the one place that asks for it.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from sqlscout.scoring import ExecResult, RewardConfig, Scored, execute_for_scori
 from sqlscout.env.task import Task
 from sqlscout.train.advantages import group_advantages, is_uniform
 
-__all__ = ["Group", "GoldCache", "collect_groups"]
+__all__ = ["Group", "GoldCache", "collect_groups", "gold_result"]
 
 
 @dataclass
@@ -39,7 +40,11 @@ class Group:
 
 
 class GoldCache:
-    """Gold results by (database file, gold SQL), least recently used evicted first."""
+    """Gold results by (database file, gold SQL), least recently used evicted first.
+
+    Used only through :func:`gold_result` (the project's one gold-result cache, in
+    ``scoring/``, replaces it there).
+    """
 
     def __init__(self, size: int = 4096) -> None:
         self.size = size
@@ -55,6 +60,11 @@ class GoldCache:
         if len(self._results) > self.size:
             self._results.popitem(last=False)
         return result
+
+
+def gold_result(gold: GoldCache, runner: Runner, task: Task) -> ExecResult:
+    """The result of ``task``'s gold query on its database, executed once per cache."""
+    return gold.get(runner, task)
 
 
 def collect_groups(
@@ -82,9 +92,9 @@ def collect_groups(
         done = [r for r in rollouts if r is not None]
         assert len(done) == group_size, "the runner must finish every episode it starts"
         db = runner.database(task.db_path)
-        gold_result = gold.get(runner, task)
+        expected = gold_result(gold, runner, task)
         scored = [
-            score_sql(db, r.result.final_sql, task.gold_sql or "", gold=gold_result, semantics=reward.semantics)
+            score_sql(db, r.result.final_sql, task.gold_sql or "", gold=expected, semantics=reward.semantics)
             for r in done
         ]
         rewards = group_rewards([(s, r.result.final_sql) for s, r in zip(scored, done)], task.gold_sql or "", reward)
