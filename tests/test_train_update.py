@@ -204,3 +204,29 @@ def test_sampler_replica_follows_the_policy_after_an_update():
     assert not torch.equal(replica(input_ids=ids).logits, model(input_ids=ids).logits)
     _sync_replica(replica, model)
     assert torch.equal(replica(input_ids=ids).logits, model(input_ids=ids).logits)
+
+
+# -- the model's own tokenizer ---------------------------------------------------------
+
+
+def test_the_policy_takes_the_models_own_tokenizer_and_refuses_another(tmp_path):
+    from sqlscout.backends.offline_tokenizers import qwen3_tokenizer
+    from sqlscout.backends.tiny_models import tiny_qwen3, tiny_qwen3_5
+    from sqlscout.errors import ConfigError
+    from sqlscout.train.config import ModelConfig
+    from sqlscout.train.model import build_policy
+
+    model, tokenizer = tiny_qwen3(seed=0)
+    model.save_pretrained(tmp_path / "qwen3")
+    tokenizer.save_pretrained(tmp_path / "qwen3")
+    policy = build_policy(ModelConfig(name_or_path=str(tmp_path / "qwen3"), gradient_checkpointing=False), kl_enabled=False, seed=0)
+    text = "<|im_start|>user\nHow many singers?<|im_end|>\n<|im_start|>assistant\n"
+    assert policy.tokenizer.encode(text, add_special_tokens=False) == tokenizer.encode(text, add_special_tokens=False)
+
+    model, tokenizer = tiny_qwen3_5(seed=0)  # Qwen3.5 weights ...
+    model.save_pretrained(tmp_path / "qwen3.5")
+    tokenizer.save_pretrained(tmp_path / "qwen3.5")
+    qwen3_tokenizer().save_pretrained(tmp_path / "other")  # ... paired with Qwen3's tokenizer (a smaller vocabulary)
+    with pytest.raises(ConfigError, match=r"ids \[248044, 248046\]: the tokenizer is not this model's; leave model.tokenizer null"):
+        build_policy(ModelConfig(name_or_path=str(tmp_path / "qwen3.5"), tokenizer=str(tmp_path / "other"),
+                                 gradient_checkpointing=False), kl_enabled=False, seed=0)  # fmt: skip
