@@ -13,12 +13,21 @@ from textbook GRPO (Shao et al., 2024), and why:
    and is left out of the update — or dropped and replaced by fresh questions
    (``rollout.equal_groups: resample``, DAPO's dynamic sampling).
 3. **Asymmetric clip** 0.2 / 0.28 (DAPO's clip-higher keeps unlikely good tokens
-   learnable) on a token-level surrogate.
-4. **Ratio to the sampler, truncated.** The sampler's log-probabilities come back with
-   every token; a truncated importance weight min(pi_old / pi_sampler, 2) corrects for
-   the sampler computing slightly different probabilities than the trainer (TIS).
-5. **Constant normaliser.** The loss is the sum over tokens / 1024, averaged over
-   episodes (Dr. GRPO): no length bias from per-episode means.
+   learnable) on a token-level surrogate, of the ratio pi_theta / pi_old, pi_old being
+   the trainer's policy when the batch was sampled. With one update per batch (the
+   recipe) that *is* the current policy: the ratio is 1 and the clip never binds
+   (``clip_frac`` logs 0). It binds only with ``optim.mini_batches > 1``, on the updates
+   after the first, where the policy has moved since sampling.
+4. **Correction to the sampler, truncated.** The sampler's log-probabilities come back
+   with every token; a truncated importance weight min(pi_old / pi_sampler, 2) corrects
+   for the sampler computing other probabilities than the trainer (TIS: vLLM's kernels,
+   bf16). Both sides are taken on one distribution: the samplers report log-probs after
+   their top-k / top-p cut, and the trainer applies the same cut for the comparison, so
+   equal weights give a weight of exactly 1.
+5. **Constant normaliser.** The loss is the sum over tokens / 1024, averaged over the
+   episodes that carry signal — those of groups with unequal rewards, over all
+   processes (Dr. GRPO): no length bias from per-episode means, and a step's size does
+   not shrink with the share of groups that happened to be uniform.
 6. **k3 KL** to the frozen starting policy, its coefficient adapted to hold 0.005 per token.
 7. **Length curriculum** on which questions are drawn (``curriculum.py``).
 8. **One update per batch** (on-policy): AdamW, cosine schedule with 5 % warmup.
@@ -50,6 +59,7 @@ from sqlscout.train.config import TrainConfig, config_to_dict, load_config
 from sqlscout.train.curriculum import LengthCurriculum
 from sqlscout.train.evaluation import evaluate
 from sqlscout.train.kl import KLController
+from sqlscout.train.logprobs import Truncation
 from sqlscout.train.mask import train_sample
 from sqlscout.train.model import build_policy, resolve_precision
 from sqlscout.train.optim import build_optimizer
@@ -105,6 +115,9 @@ def train(
     if policy.reference_model is not None:  # frozen: kept in the compute precision, not fp32
         policy.reference_model.to(accelerator.device, dtype=torch.bfloat16 if precision == "bf16" else torch.float32)
     temperature = config.loss.temperature or config.rollout.sampling.temperature
+    # Both samplers (hf, vLLM) report log-probabilities after their top-k / top-p cut; the
+    # update applies the same cut when it compares its probabilities with theirs.
+    truncation = Truncation(config.rollout.sampling.top_k, config.rollout.sampling.top_p)
     reference = policy.reference_fn(temperature, wrapped=model) if kl.enabled else None
 
     # -- where episodes come from -------------------------------------------------
@@ -154,7 +167,7 @@ def train(
             ]  # fmt: skip
             ctx = UpdateContext(
                 model, config.loss, temperature=temperature, kl_coef=kl.coef, reference=reference,
-                pad_id=policy.pad_id, accelerator=accelerator,
+                pad_id=policy.pad_id, accelerator=accelerator, truncation=truncation,
             )  # fmt: skip
             stats = grpo_update(ctx, optimizer, scheduler, samples, config.optim)
             if stats.tokens:

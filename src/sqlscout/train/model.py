@@ -98,11 +98,9 @@ class PolicyModel:
         def run(ids: torch.Tensor, attention: torch.Tensor, trained: torch.Tensor) -> torch.Tensor:
             if self.reference_model is not None:
                 with torch.autocast(ids.device.type, enabled=False):  # its weights are already in their dtype
-                    logp, _ = token_logprobs(self.reference_model, ids, attention, trained, temperature=temperature)
-                return logp
+                    return token_logprobs(self.reference_model, ids, attention, trained, temperature=temperature).logp
             with self.adapters_disabled():
-                logp, _ = token_logprobs(wrapped or self.model, ids, attention, trained, temperature=temperature)
-            return logp
+                return token_logprobs(wrapped or self.model, ids, attention, trained, temperature=temperature).logp
 
         return run
 

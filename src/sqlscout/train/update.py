@@ -24,7 +24,7 @@ from accelerate.utils import DistributedType
 from torch.optim.lr_scheduler import LRScheduler
 
 from sqlscout.train.config import LossConfig, OptimConfig
-from sqlscout.train.logprobs import token_logprobs
+from sqlscout.train.logprobs import Truncation, token_logprobs
 from sqlscout.train.loss import aggregation_weights, token_loss
 from sqlscout.train.mask import TrainSample
 
@@ -52,6 +52,11 @@ class UpdateContext:
             log-probabilities of the trained tokens (None: no KL term, KL not measured).
         pad_id: the padding token.
         accelerator: the run's accelerator (None: one process, no accelerator).
+        truncation: the top-k / top-p the sampler drew with and took its reported
+            log-probabilities after (hf and vLLM both do); the truncated importance
+            weight compares the trainer's probability in that same processed
+            distribution with the sampler's, so equal weights give a weight of 1.
+            None: the sampler reports log-probabilities of the whole distribution.
     """
 
     model: torch.nn.Module
@@ -61,6 +66,7 @@ class UpdateContext:
     reference: ReferenceFn | None
     pad_id: int
     accelerator: Accelerator | None = None
+    truncation: Truncation | None = None
 
     @property
     def device(self) -> torch.device:
@@ -84,14 +90,18 @@ class UpdateStats:
     entropy_sum: float = 0.0
     entropy_tokens: int = 0  # tokens whose entropy was estimated (every ENTROPY_STRIDE-th)
     is_weight_sum: float = 0.0
+    is_weight_min: float = math.inf
+    is_weight_max: float = -math.inf
     tokens: int = 0  # trained tokens (this process)
     micro_batches: int = 0
     grad_norm: float = 0.0
 
     def add(self, other: UpdateStats) -> None:
         for f in fields(self):
-            if f.name != "grad_norm":
+            if f.name not in ("grad_norm", "is_weight_min", "is_weight_max"):
                 setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+        self.is_weight_min = min(self.is_weight_min, other.is_weight_min)
+        self.is_weight_max = max(self.is_weight_max, other.is_weight_max)
 
     @property
     def kl(self) -> float:
@@ -166,10 +176,11 @@ def _fill_old_logprobs(ctx: UpdateContext, samples: Sequence[TrainSample], max_t
     for group in micro_batches([len(s.token_ids) for s in samples], max_tokens):
         batch = [samples[i] for i in group]
         ids, attention, trained = pad_batch(batch, ctx.pad_id, ctx.device)
-        logp, _ = token_logprobs(ctx.model, ids, attention, trained, temperature=ctx.temperature)
+        out = token_logprobs(ctx.model, ids, attention, trained, temperature=ctx.temperature, truncation=ctx.truncation)
         offset = 0
         for s in batch:
-            s.old_logprobs = logp[offset : offset + s.n_trained].tolist()
+            s.old_logprobs = out.logp[offset : offset + s.n_trained].tolist()
+            s.old_kept_lognorm = out.kept_lognorm[offset : offset + s.n_trained].tolist()
             offset += s.n_trained
 
 
@@ -219,11 +230,18 @@ def _micro_step(ctx: UpdateContext, batch: list[TrainSample], weights: list[floa
     """Forward and backward over one micro-batch; its statistics (none for a zero-weight pass)."""
     cfg, device = ctx.loss, ctx.device
     ids, attention, trained = pad_batch(batch, ctx.pad_id, device)  # (B, L) each
-    logp, entropy = token_logprobs(
-        ctx.model, ids, attention, trained, temperature=ctx.temperature, entropy_stride=ENTROPY_STRIDE
+    logp, entropy, kept = token_logprobs(
+        ctx.model, ids, attention, trained, temperature=ctx.temperature, entropy_stride=ENTROPY_STRIDE,
+        truncation=ctx.truncation,
     )  # (N,) each; entropy NaN off the stride
-    old = logp.detach() if batch[0].old_logprobs is None else _flat(batch, "old_logprobs", device)
-    sampler = _flat(batch, "sampler_logprobs", device)
+    if batch[0].old_logprobs is None:  # one update per batch: pi_old is the current policy
+        old = logp.detach()
+    else:
+        old, kept = _flat(batch, "old_logprobs", device), _flat(batch, "old_kept_lognorm", device)
+    # The sampler reports log pi_sampler in its processed (truncated) distribution; adding
+    # the mass pi_old's truncation keeps puts it on the scale of old, so that
+    # exp(old - sampler) = pi_old / pi_sampler, both processed: 1 for equal weights.
+    sampler = _flat(batch, "sampler_logprobs", device) + kept
     sampler = torch.where(torch.isnan(sampler), old, sampler)  # no sampler value: no correction
     ref = None
     if ctx.reference is not None:
@@ -252,6 +270,8 @@ def _micro_step(ctx: UpdateContext, batch: list[TrainSample], weights: list[floa
         entropy_sum=float(entropy[sampled].sum()),
         entropy_tokens=int(sampled.sum()),
         is_weight_sum=float(pieces.is_weight.sum()),
+        is_weight_min=float(pieces.is_weight.min()),
+        is_weight_max=float(pieces.is_weight.max()),
         tokens=int(logp.numel()),
         micro_batches=1,
     )
