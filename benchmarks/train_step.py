@@ -56,7 +56,7 @@ DATA = REPO.parent / "shared" / "data"
 CONFIG = REPO / "configs" / "tiny-cpu.yaml"
 
 
-def tiny_config(out: Path, **rollout: Any) -> Any:
+def tiny_config(out: Path, **episode: Any) -> Any:
     import yaml
 
     from sqlscout.train.config import config_from_dict
@@ -66,7 +66,7 @@ def tiny_config(out: Path, **rollout: Any) -> Any:
     data["out"] = str(out)
     data["telemetry"] = {"tensorboard": False, "progress": False, "save_episodes": False}
     data["checkpoint"] = {"every": 0, "keep": 1}
-    data["rollout"].update(rollout)
+    data["rollout"].setdefault("episode", {}).update(episode)
     return config_from_dict(data)
 
 
@@ -100,7 +100,7 @@ def episodes(n: int, out: Path) -> tuple[Any, list[Any]]:
     tasks = load_questions(cfg.data)
     questions = {t.question: t.gold_sql for t in tasks}
     backend = ScriptedBackend(explorer(questions), tokenizer=qwen3_5_tokenizer())
-    rollouts = run_all(backend, tasks[:n], RunnerConfig(episode=cfg.rollout.episode_config()))
+    rollouts = run_all(backend, tasks[:n], RunnerConfig(episode=cfg.rollout.episode))
     samples = [train_sample(r.token_ids, r.segments, r.logprobs, 1.0 if i % 2 else -1.0) for i, r in enumerate(rollouts)]
     return cfg, samples
 
@@ -172,10 +172,10 @@ def setup(args: argparse.Namespace, variants: tuple[str, ...]) -> dict[str, Any]
     import torch
     from accelerate import Accelerator
 
-    from sqlscout.train.config import LossConfig, ModelConfig
+    from sqlscout.train.config import LossConfig, ModelConfig, OptimConfig
     from sqlscout.train.logprobs import token_logprobs
     from sqlscout.train.model import _build_model, enable_checkpointing, resolve_precision
-    from sqlscout.train.update import grpo_update
+    from sqlscout.train.update import UpdateContext, grpo_update
 
     precision = resolve_precision("auto")
     accelerator = Accelerator(mixed_precision="bf16" if precision == "bf16" else "no")
@@ -187,7 +187,7 @@ def setup(args: argparse.Namespace, variants: tuple[str, ...]) -> dict[str, Any]
         with tempfile.TemporaryDirectory() as tmp:
             cfg, samples = episodes(args.episodes, Path(tmp))
         spec, checkpointing, max_tokens = dict(cfg.model.random_init), cfg.model.gradient_checkpointing, cfg.optim.micro_batch_tokens
-    build = ModelConfig(random_init=spec, tokenizer=None)
+    build = ModelConfig(random_init=spec, tokenizer="qwen3.5")
     with torch.device(accelerator.device):  # initialise on the GPU: a 2B random init on a CPU takes minutes
         model = _build_model(build, seed=0)
         ref_model = _build_model(build, seed=0).eval().requires_grad_(False) if "grpo+kl" in variants else None
@@ -204,10 +204,9 @@ def setup(args: argparse.Namespace, variants: tuple[str, ...]) -> dict[str, Any]
             return token_logprobs(ref_model, ids, attention, trained, temperature=0.6)[0]
 
     def grpo(kl: bool) -> Any:
-        return lambda: grpo_update(
-            model, optimizer, None, samples, LossConfig(), temperature=0.6, kl_coef=0.01 if kl else 0.0,
-            reference=reference if kl else None, pad_id=0, micro_batch_tokens=max_tokens, accelerator=accelerator,
-        )  # fmt: skip
+        ctx = UpdateContext(model, LossConfig(), temperature=0.6, kl_coef=0.01 if kl else 0.0,
+                            reference=reference if kl else None, pad_id=0, accelerator=accelerator)  # fmt: skip
+        return lambda: grpo_update(ctx, optimizer, None, samples, OptimConfig(micro_batch_tokens=max_tokens))
 
     def plain() -> None:
         with accelerator.autocast():
@@ -325,8 +324,7 @@ def ours_forced(steps: int) -> list[float]:
     """The loop's own pieces with the update forced on every episode (TRL's amount of work)."""
     import torch
 
-    from sqlscout.backends.base import SamplingParams
-    from sqlscout.runner import Runner, RunnerConfig
+    from sqlscout.runner import Runner
     from sqlscout.train.curriculum import LengthCurriculum
     from sqlscout.train.mask import train_sample
     from sqlscout.train.model import build_policy
@@ -334,7 +332,7 @@ def ours_forced(steps: int) -> list[float]:
     from sqlscout.train.questions import length_keys, load_questions
     from sqlscout.train.rollout import GoldCache, collect_groups
     from sqlscout.train.sampler import Sampler
-    from sqlscout.train.update import grpo_update
+    from sqlscout.train.update import UpdateContext, grpo_update
 
     with tempfile.TemporaryDirectory() as tmp:
         cfg = tiny_config(Path(tmp))
@@ -347,9 +345,7 @@ def ours_forced(steps: int) -> list[float]:
         optimizer, scheduler = build_optimizer(policy.model.parameters(), cfg.optim, steps + 1)
         model, optimizer, scheduler = accelerator.prepare(policy.model, optimizer, scheduler)
         sampler = Sampler(cfg.rollout, model, policy.tokenizer, accelerator, Path(tmp), 0)
-        sampling = SamplingParams(temperature=0.6, top_p=0.95, top_k=20)
-        runner = Runner(sampler.backend, RunnerConfig(episode=cfg.rollout.episode_config(), sampling=sampling,
-                                                      max_batch=cfg.rollout.max_batch))  # fmt: skip
+        runner = Runner(sampler.backend, cfg.rollout.runner_config(0))
         reference = policy.reference_fn(0.6, wrapped=model)
         times = []
         for step in range(steps + 1):
@@ -359,9 +355,9 @@ def ours_forced(steps: int) -> list[float]:
                                     seed=step, reward=cfg.reward.build(), scale_by_std=False, gold=GoldCache())  # fmt: skip
             samples = [train_sample(r.token_ids, r.segments, r.logprobs, 1.0 if k % 2 else -1.0)
                        for g in groups for k, r in enumerate(g.rollouts)]  # fmt: skip
-            grpo_update(model, optimizer, scheduler, samples, cfg.loss, temperature=0.6, kl_coef=0.01,
-                        reference=reference, pad_id=policy.pad_id, micro_batch_tokens=cfg.optim.micro_batch_tokens,
-                        accelerator=accelerator)  # fmt: skip
+            ctx = UpdateContext(model, cfg.loss, temperature=0.6, kl_coef=0.01, reference=reference,
+                                pad_id=policy.pad_id, accelerator=accelerator)  # fmt: skip
+            grpo_update(ctx, optimizer, scheduler, samples, cfg.optim)
             times.append(time.perf_counter() - start)
         runner.close()
         del torch
@@ -501,12 +497,12 @@ def trl_steps(steps: int) -> list[float]:
         rows = [{"prompt": [{"role": "user", "content": t.question}], "db_path": str(t.db_path), "gold_sql": t.gold_sql}
                 for t in pool]  # fmt: skip
         # Our episode writes at most (max_rounds + 1) turns of max_turn_tokens tokens.
-        budget = (cfg.rollout.max_rounds + 1) * (cfg.rollout.max_turn_tokens or 16)
+        budget = (cfg.rollout.episode.max_rounds + 1) * (cfg.rollout.episode.max_turn_tokens or 16)
         args = GRPOConfig(
             output_dir=tmp, max_steps=steps + 1, per_device_train_batch_size=cfg.rollout.group_size * cfg.rollout.questions_per_step,
             num_generations=cfg.rollout.group_size, max_completion_length=budget, temperature=0.6, top_p=0.95, top_k=20,
             beta=0.01, epsilon=0.2, epsilon_high=0.28, loss_type="dr_grpo", learning_rate=cfg.optim.lr,
-            max_tool_calling_iterations=cfg.rollout.max_rounds, use_cpu=True, bf16=False, report_to="none",
+            max_tool_calling_iterations=cfg.rollout.episode.max_rounds, use_cpu=True, bf16=False, report_to="none",
             save_strategy="no", logging_steps=1, seed=0, gradient_checkpointing=False,
         )  # fmt: skip
         times: list[float] = []

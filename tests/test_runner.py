@@ -75,7 +75,7 @@ def check_transcript(rollout: Rollout, tokenizer) -> None:
     for kind, start, end in rollout.segments:
         lps = rollout.logprobs[start:end]
         assert all((lp is not None) == (kind is SegmentKind.MODEL) for lp in lps)
-    assert sum(rollout.model_mask) == result.generated_tokens
+    assert sum(end - start for kind, start, end in rollout.segments if kind is SegmentKind.MODEL) == result.generated_tokens
 
 
 def test_runs_every_task_and_sample_with_exact_token_transcripts(tasks, tokenizer) -> None:

@@ -17,10 +17,10 @@ import torch
 
 from sqlscout.env.trace import SegmentKind
 from sqlscout.train.advantages import group_advantages
-from sqlscout.train.config import LossConfig
+from sqlscout.train.config import LossConfig, OptimConfig
 from sqlscout.train.logprobs import token_logprobs
 from sqlscout.train.mask import train_sample
-from sqlscout.train.update import grpo_update
+from sqlscout.train.update import UpdateContext, grpo_update
 
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
@@ -101,10 +101,9 @@ def test_mean_reward_rises_within_a_few_dozen_steps():
             for (tokens, segments, logprobs, _), advantage in zip(group, group_advantages(r)):
                 samples.append(train_sample(tokens, segments, logprobs, advantage))
         rewards.append(statistics.fmean(step_rewards))
-        stats = grpo_update(
-            model, optimizer, None, samples, LossConfig(),  # the recipe: constant normaliser, 0.2/0.28, TIS
-            temperature=1.0, kl_coef=0.01, reference=ref_fn, pad_id=0, micro_batch_tokens=256,
-        )  # fmt: skip
+        # the recipe: constant normaliser, 0.2/0.28, TIS
+        ctx = UpdateContext(model, LossConfig(), temperature=1.0, kl_coef=0.01, reference=ref_fn, pad_id=0)
+        stats = grpo_update(ctx, optimizer, None, samples, OptimConfig(micro_batch_tokens=256))
         assert stats.tokens == len(samples) * 2 * TURN  # exactly the model's tokens
     start, end = statistics.fmean(rewards[:5]), statistics.fmean(rewards[-5:])
     assert start < 0.15  # about 1 / VOCAB before training

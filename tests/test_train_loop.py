@@ -90,10 +90,10 @@ def test_print_config_shows_every_default_and_bad_configs_name_the_field(tmp_pat
     bad = tmp_path / "bad.yaml"
     bad.write_text("optim:\n  lr: -1\n")
     result = CliRunner().invoke(app, ["train", "--config", str(bad)])
-    assert result.exit_code == 2 and "optim.lr must be > 0" in result.output
+    assert result.exit_code == 2 and f"{bad}: optim.lr: input should be greater than 0, got -1" in result.output
     bad.write_text("rollout:\n  groups: 8\n")
     result = CliRunner().invoke(app, ["train", "--config", str(bad)])
-    assert result.exit_code == 2 and "rollout.groups: unknown key" in result.output
+    assert result.exit_code == 2 and f"{bad}: rollout.groups: unknown field" in result.output
 
 
 def test_presets_load():
@@ -102,7 +102,8 @@ def test_presets_load():
     assert (recipe.loss.clip_low, recipe.loss.clip_high, recipe.loss.normalizer) == (0.2, 0.28, 1024.0)
     assert recipe.kl.mode == "adaptive" and recipe.kl.target == 0.005
     assert recipe.optim.lr == 1e-5 and recipe.optim.warmup_ratio == 0.05 and recipe.optim.schedule == "cosine"
-    assert recipe.rollout.token_budget == 24_576 and recipe.model.gradient_checkpointing
+    assert recipe.rollout.episode.token_budget == 24_576 and recipe.model.gradient_checkpointing
+    assert (recipe.rollout.sampling.temperature, recipe.rollout.sampling.top_p, recipe.rollout.sampling.top_k) == (0.6, 0.95, 20)
     assert set(recipe.data.difficulties) == {"simple", "moderate", "hard"} and recipe.curriculum.strength != 0
 
 
@@ -134,7 +135,8 @@ def _questions(cfg) -> dict[str, str]:
 
 def test_resume_after_a_crash_matches_an_uninterrupted_run(tmp_path):
     base = tiny_config(tmp_path, steps=4, checkpoint={"every": 2, "keep": 2}, telemetry={"tensorboard": False})
-    base["rollout"].update(max_rounds=1, max_turn_tokens=256, group_size=3)  # room for a scripted submit_sql call
+    base["rollout"]["episode"].update(max_rounds=1, max_turn_tokens=256)
+    base["rollout"]["group_size"] = 3  # room for a scripted submit_sql call
     base["model"]["random_init"].update(num_hidden_layers=2, layer_types=["linear_attention", "full_attention"])
     whole = config_from_dict({**base, "out": str(tmp_path / "whole")})
     backend = scripted_backend(_questions(whole))
@@ -165,7 +167,7 @@ def test_resume_after_a_crash_matches_an_uninterrupted_run(tmp_path):
 @pytest.mark.parametrize("mode,rounds", [("keep", 1), ("resample", 3)])
 def test_equal_reward_groups_are_left_out_or_resampled(tmp_path, mode, rounds):
     cfg = config_from_dict(
-        tiny_config(tmp_path, steps=1, rollout={"equal_groups": mode, "max_resample_rounds": 2, "max_rounds": 1, "max_turn_tokens": 256},
+        tiny_config(tmp_path, steps=1, rollout={"equal_groups": mode, "max_resample_rounds": 2, "episode": {"max_rounds": 1, "max_turn_tokens": 256}},
                     telemetry={"tensorboard": False}, checkpoint={"every": 0})  # fmt: skip
     )
     questions = _questions(cfg)
@@ -186,7 +188,8 @@ def test_lora_run_with_periodic_evaluation_on_held_out_questions(tmp_path):
         tmp_path, steps=2, eval={"every": 2, "held_out": 3, "questions": 3},
         checkpoint={"every": 0}, telemetry={"tensorboard": False},
     )  # fmt: skip
-    data["rollout"].update(max_rounds=1, max_turn_tokens=256, group_size=3)
+    data["rollout"]["episode"].update(max_rounds=1, max_turn_tokens=256)
+    data["rollout"]["group_size"] = 3
     data["model"]["lora"] = {"enabled": True, "r": 4, "alpha": 8}
     data["optim"]["warmup_ratio"] = 0.0  # step 1 must move the adapters for step 2 to see a KL
     cfg = config_from_dict(data)
@@ -206,7 +209,7 @@ def test_lora_run_with_periodic_evaluation_on_held_out_questions(tmp_path):
 
 def test_a_run_is_not_continued_with_other_settings(tmp_path):
     data = tiny_config(tmp_path, steps=1, telemetry={"tensorboard": False})
-    data["rollout"].update(max_rounds=1, max_turn_tokens=256)
+    data["rollout"]["episode"].update(max_rounds=1, max_turn_tokens=256)
     cfg = config_from_dict(data)
     backend = scripted_backend(_questions(cfg))
     train(cfg, backend=backend)

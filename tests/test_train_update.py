@@ -3,7 +3,9 @@ micro-batching that leaves the gradient unchanged, and the mask from real rollou
 
 from __future__ import annotations
 
+import importlib.util
 import json
+from dataclasses import replace
 
 import pytest
 import torch
@@ -14,10 +16,10 @@ from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.trace import SegmentKind
 from sqlscout.runner import RunnerConfig, run_all
 from sqlscout.env.task import Task
-from sqlscout.train.config import LossConfig
+from sqlscout.train.config import LossConfig, OptimConfig
 from sqlscout.train.logprobs import token_logprobs
 from sqlscout.train.mask import TrainSample, train_sample, trainable_mask
-from sqlscout.train.update import grpo_update, micro_batches, pad_batch
+from sqlscout.train.update import UpdateContext, grpo_update, micro_batches, pad_batch
 
 from conftest import CHINOOK
 
@@ -53,7 +55,7 @@ SAMPLES = [
 def test_token_logprobs_are_the_log_softmax_at_the_trained_tokens_only():
     model = tiny_model()
     ids, attention, trained = pad_batch(SAMPLES, pad_id=0, device=torch.device("cpu"))
-    logp, entropy = token_logprobs(model, ids, attention, trained, temperature=0.7, entropy_stride=1)
+    logp, entropy, kept = token_logprobs(model, ids, attention, trained, temperature=0.7, entropy_stride=1)
     full = model(input_ids=ids, attention_mask=attention).logits.float() / 0.7
     expected, ent = [], []
     for row, s in enumerate(SAMPLES):
@@ -64,17 +66,17 @@ def test_token_logprobs_are_the_log_softmax_at_the_trained_tokens_only():
     assert logp.shape == (sum(s.n_trained for s in SAMPLES),)
     assert logp.tolist() == pytest.approx(expected, abs=1e-5)
     assert entropy.tolist() == pytest.approx(ent, abs=1e-5)
+    assert kept.tolist() == [0.0] * len(expected)  # no truncation asked: the whole distribution
 
 
 def _update(samples, micro_batch_tokens, aggregation, mini_batches=1):
     model = tiny_model()
     opt = torch.optim.SGD(model.parameters(), lr=1.0)
     before = [p.detach().clone() for p in model.parameters()]
-    stats = grpo_update(
-        model, opt, None, samples, LossConfig(aggregation=aggregation, normalizer=16.0),
-        temperature=1.0, kl_coef=0.0, reference=None, pad_id=0,
-        micro_batch_tokens=micro_batch_tokens, mini_batches=mini_batches, max_grad_norm=None,
-    )  # fmt: skip
+    ctx = UpdateContext(model, LossConfig(aggregation=aggregation, normalizer=16.0), temperature=1.0, kl_coef=0.0,
+                        reference=None, pad_id=0)  # fmt: skip
+    optim = OptimConfig(micro_batch_tokens=micro_batch_tokens, mini_batches=mini_batches, max_grad_norm=None)
+    stats = grpo_update(ctx, opt, None, samples, optim)
     return [p.detach() - b for p, b in zip(model.parameters(), before)], stats
 
 
@@ -103,8 +105,8 @@ def test_positive_advantage_raises_the_trained_tokens_probability():
     ids, attention, trained = pad_batch([s], 0, torch.device("cpu"))
     before = token_logprobs(model, ids, attention, trained)[0].sum().item()
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
-    grpo_update(model, opt, None, [s], LossConfig(aggregation="token-mean"), temperature=1.0, kl_coef=0.0,
-                reference=None, pad_id=0, micro_batch_tokens=100, max_grad_norm=None)  # fmt: skip
+    ctx = UpdateContext(model, LossConfig(aggregation="token-mean"), temperature=1.0, kl_coef=0.0, reference=None, pad_id=0)
+    grpo_update(ctx, opt, None, [s], OptimConfig(micro_batch_tokens=100, max_grad_norm=None))
     after = token_logprobs(model, ids, attention, trained)[0].sum().item()
     assert after > before
 
@@ -114,7 +116,22 @@ def test_several_mini_batches_use_the_pre_update_policy_and_clip():
     assert all(s.old_logprobs is not None for s in SAMPLES)
     assert any(d.abs().sum() > 0 for d in deltas)
     for s in SAMPLES:
-        s.old_logprobs = None
+        s.old_logprobs = s.old_kept_lognorm = None
+
+
+def test_the_clip_binds_exactly_when_the_policy_has_moved_since_sampling():
+    """One update per batch (the recipe): pi_old is the current policy, the ratio is 1 and
+    the clip never binds. With two mini-batches the second is taken after the first
+    moved the policy: its ratios leave [0.8, 1.28] and the clip binds."""
+    def run(mini_batches: int):
+        model = tiny_model()
+        samples = [TrainSample(list(s.token_ids), list(s.positions), list(s.sampler_logprobs), 50 * s.advantage) for s in SAMPLES * 2]
+        ctx = UpdateContext(model, LossConfig(aggregation="token-mean"), temperature=1.0, kl_coef=0.0, reference=None, pad_id=0)
+        return grpo_update(ctx, torch.optim.SGD(model.parameters(), lr=1.0), None, samples,
+                           OptimConfig(micro_batch_tokens=10_000, mini_batches=mini_batches, max_grad_norm=None))  # fmt: skip
+
+    assert run(1).clip_frac == 0.0
+    assert run(2).clip_frac > 0.05
 
 
 def test_micro_batches_pack_by_padded_size():
@@ -173,7 +190,7 @@ def test_selective_log_softmax_matches_autograd(dtype, monkeypatch):
     logits = (torch.randn(7, 50) * 3).to(dtype).requires_grad_()
     targets = torch.randint(0, 50, (7,))
     weights = torch.randn(7)
-    logp, ent = lp._SelectiveLogSoftmax.apply(logits, targets, 0.6, 1)
+    logp, ent, _ = lp._SelectiveLogSoftmax.apply(logits, targets, 0.6, 1, None)
     (logp * weights).sum().backward()
     reference = logits.detach().float().requires_grad_()
     dist = (reference / 0.6).log_softmax(-1)
@@ -183,9 +200,26 @@ def test_selective_log_softmax_matches_autograd(dtype, monkeypatch):
     assert torch.allclose(logp, expected, atol=tol)
     assert torch.allclose(ent, -(dist.exp() * dist).sum(-1), atol=tol)
     assert torch.allclose(logits.grad.float(), reference.grad, atol=tol)
-    strided = lp._SelectiveLogSoftmax.apply(logits.detach(), targets, 0.6, 2)[1]  # rows 0, 2, 4, 6 across chunks of 3
+    strided = lp._SelectiveLogSoftmax.apply(logits.detach(), targets, 0.6, 2, None)[1]  # rows 0, 2, 4, 6 across chunks of 3
     assert torch.isnan(strided[1::2]).all()
     assert torch.allclose(strided[0::2], ent[0::2], atol=tol)
+
+
+@pytest.mark.parametrize("top_k,top_p", [(5, 0.8), (0, 0.5), (20, 1.0), (3, 0.999)])
+def test_kept_mass_is_the_hf_samplers_cut(top_k, top_p, monkeypatch):
+    """logp - kept_lognorm is the log-probability the hf sampler reports for the token it drew."""
+    from sqlscout.backends.base import SamplingParams
+    from sqlscout.backends.hf import sample_tokens
+    from sqlscout.train import logprobs as lp
+
+    monkeypatch.setattr(lp, "_CHUNK_ROWS", 4)
+    torch.manual_seed(1)
+    logits = torch.randn(9, 64) * 2
+    params = SamplingParams(temperature=0.6, top_p=top_p, top_k=top_k)
+    drawn, reported = sample_tokens(logits, [params] * 9, [torch.Generator().manual_seed(i) for i in range(9)])
+    logp, _, kept = lp._SelectiveLogSoftmax.apply(logits, torch.tensor(drawn), 0.6, 0, lp.Truncation(top_k, top_p))
+    assert (logp - kept).tolist() == pytest.approx(reported, abs=1e-5)
+    assert (kept <= 1e-6).all() and ((kept < -1e-3).any() or (top_k in (0, 20) and top_p == 1.0))
 
 
 def test_sampler_replica_follows_the_policy_after_an_update():
@@ -200,8 +234,87 @@ def test_sampler_replica_follows_the_policy_after_an_update():
     ids = torch.tensor([[1, 5, 7, 9, 11]])
     assert torch.equal(replica(input_ids=ids).logits, model(input_ids=ids).logits)
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
-    grpo_update(model, opt, None, SAMPLES, LossConfig(), temperature=1.0, kl_coef=0.0, reference=None, pad_id=0,
-                micro_batch_tokens=100, max_grad_norm=None)  # fmt: skip
+    ctx = UpdateContext(model, LossConfig(), temperature=1.0, kl_coef=0.0, reference=None, pad_id=0)
+    grpo_update(ctx, opt, None, SAMPLES, OptimConfig(micro_batch_tokens=100, max_grad_norm=None))
     assert not torch.equal(replica(input_ids=ids).logits, model(input_ids=ids).logits)
     _sync_replica(replica, model)
     assert torch.equal(replica(input_ids=ids).logits, model(input_ids=ids).logits)
+
+
+# -- the model's own tokenizer ---------------------------------------------------------
+
+
+def test_the_policy_takes_the_models_own_tokenizer_and_refuses_another(tmp_path):
+    from sqlscout.backends.offline_tokenizers import qwen3_tokenizer
+    from sqlscout.backends.tiny_models import tiny_qwen3, tiny_qwen3_5
+    from sqlscout.errors import ConfigError
+    from sqlscout.train.config import ModelConfig
+    from sqlscout.train.model import build_policy
+
+    model, tokenizer = tiny_qwen3(seed=0)
+    model.save_pretrained(tmp_path / "qwen3")
+    tokenizer.save_pretrained(tmp_path / "qwen3")
+    policy = build_policy(ModelConfig(name_or_path=str(tmp_path / "qwen3"), gradient_checkpointing=False), kl_enabled=False, seed=0)
+    text = "<|im_start|>user\nHow many singers?<|im_end|>\n<|im_start|>assistant\n"
+    assert policy.tokenizer.encode(text, add_special_tokens=False) == tokenizer.encode(text, add_special_tokens=False)
+
+    model, tokenizer = tiny_qwen3_5(seed=0)  # Qwen3.5 weights ...
+    model.save_pretrained(tmp_path / "qwen3.5")
+    tokenizer.save_pretrained(tmp_path / "qwen3.5")
+    qwen3_tokenizer().save_pretrained(tmp_path / "other")  # ... paired with Qwen3's tokenizer (a smaller vocabulary)
+    with pytest.raises(ConfigError, match=r"ids \[248044, 248046\]: the tokenizer is not this model's; leave model.tokenizer null"):
+        build_policy(ModelConfig(name_or_path=str(tmp_path / "qwen3.5"), tokenizer=str(tmp_path / "other"),
+                                 gradient_checkpointing=False), kl_enabled=False, seed=0)  # fmt: skip
+
+
+# -- trainer and sampler on one distribution ---------------------------------------------
+
+
+def _sampler(name: str, where) -> tuple[object, torch.nn.Module]:
+    """(backend, the trainer's model with the same weights) for ``hf-qwen3``, ``hf-qwen3.5`` or ``vllm-qwen3``."""
+    from transformers import AutoModelForCausalLM
+
+    from sqlscout.backends.hf import HFBackend, HFConfig
+    from sqlscout.backends.tiny_models import tiny_qwen3, tiny_qwen3_5
+
+    model, tokenizer = (tiny_qwen3_5 if name == "hf-qwen3.5" else tiny_qwen3)(seed=0)
+    if name.startswith("hf"):
+        return HFBackend(model, tokenizer, HFConfig(device="cpu")), model
+    from sqlscout.backends.vllm import VLLMBackend, VLLMConfig
+
+    model.save_pretrained(where)
+    tokenizer.save_pretrained(where)
+    device = {} if torch.cuda.is_available() else {"dtype": "float32", "gpu_memory_utilization": 0.1}
+    backend = VLLMBackend(where, VLLMConfig(max_model_len=4096, enforce_eager=True, **device))
+    return backend, AutoModelForCausalLM.from_pretrained(where, dtype=torch.float32)
+
+
+NO_VLLM = pytest.mark.skipif(importlib.util.find_spec("vllm") is None, reason="vllm is not installed")
+
+
+@pytest.mark.parametrize("name", ["hf-qwen3", "hf-qwen3.5", pytest.param("vllm-qwen3", marks=NO_VLLM)])
+def test_same_weights_in_sampler_and_trainer_give_importance_weights_of_one(name, tmp_path):
+    """Sampling at T 0.6 / top-p 0.95 / top-k 20, the trainer's probability of every
+    sampled token in the same processed distribution equals the sampler's: every
+    truncated IS weight is 1 (the full-vocabulary one was the kept mass). vLLM computes
+    in its own kernels (bf16 on a GPU), hence its looser tolerance."""
+    from sqlscout.backends.base import SamplingParams
+    from sqlscout.train.logprobs import Truncation
+
+    backend, model = _sampler(name, tmp_path / "model")
+    sampling = SamplingParams(temperature=0.6, top_p=0.95, top_k=20)
+    config = RunnerConfig(episode=EpisodeConfig(max_rounds=1, max_turn_tokens=24), sampling=sampling, seed=3)
+    rollouts = run_all(backend, [Task("q", "How many genres?", str(CHINOOK))], config, samples=3)
+    backend.close()
+    samples = [train_sample(r.token_ids, r.segments, r.logprobs, 1.0) for r in rollouts]
+    assert sum(s.n_trained for s in samples) >= 3 * 24  # a model turn and the forced final one, each
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.0)
+    truncation = Truncation(sampling.top_k, sampling.top_p)
+    ctx = UpdateContext(model, LossConfig(is_cap=100.0), temperature=0.6, kl_coef=0.0, reference=None, pad_id=0,
+                        truncation=truncation)  # fmt: skip
+    stats = grpo_update(ctx, optimizer, None, samples, OptimConfig(micro_batch_tokens=100_000))
+    tol = 1e-4 if name.startswith("hf") else 2e-2
+    assert 1 - tol < stats.is_weight_min <= stats.is_weight_max < 1 + tol, (stats.is_weight_min, stats.is_weight_max)
+    # What the trainer computed before: the full-vocabulary probability over the processed one.
+    whole = grpo_update(replace(ctx, truncation=None), optimizer, None, samples, OptimConfig(micro_batch_tokens=100_000))
+    assert whole.is_weight_max < 0.999

@@ -105,7 +105,8 @@ class Rollout:
 
     ``segments`` are ``(kind, start, end)`` spans into ``token_ids``; ``logprobs[i]`` is
     the sampler's log-probability for a MODEL token and None elsewhere. Both ids lists
-    are empty when the backend has no tokenizer.
+    are empty when the backend has no tokenizer. Which tokens are trained is decided by
+    ``sqlscout.train.mask`` from ``segments``.
     """
 
     index: int
@@ -114,15 +115,6 @@ class Rollout:
     token_ids: list[int] = field(default_factory=list)
     segments: list[tuple[SegmentKind, int, int]] = field(default_factory=list)
     logprobs: list[float | None] = field(default_factory=list)
-
-    @property
-    def model_mask(self) -> list[bool]:
-        """True for every token the model generated (the only ones to train on)."""
-        mask = [False] * len(self.token_ids)
-        for kind, start, end in self.segments:
-            if kind is SegmentKind.MODEL:
-                mask[start:end] = [True] * (end - start)
-        return mask
 
 
 @dataclass(frozen=True)

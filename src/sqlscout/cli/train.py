@@ -26,9 +26,7 @@ def train(
     try:
         cfg = load_config(config, **overrides) if config else TrainConfig().replace(**{k: v for k, v in overrides.items() if v is not None})
     except SqlscoutError as exc:
-        fail(f"{config or 'config'}: {exc}")
-    except ValueError as exc:
-        fail(str(exc))
+        fail(str(exc) if config else f"--max-steps/--out: {exc}")
     if print_config:
         import yaml
 

@@ -4,11 +4,22 @@
 >>> TrainConfig().rollout.group_size, TrainConfig().loss.normalizer
 (8, 1024.0)
 
-Heavy dependencies (torch, transformers, accelerate, peft) are imported when training
-starts, not here.
+Heavy dependencies (torch, transformers, accelerate, peft) are imported when the loop
+is first asked for (``sqlscout.train.train``), not here.
 """
 
+from __future__ import annotations
+
+from typing import Any
+
 from sqlscout.train.config import TrainConfig, config_from_dict, config_to_dict, load_config
-from sqlscout.train.loop import TrainRun, train
 
 __all__ = ["TrainConfig", "TrainRun", "config_from_dict", "config_to_dict", "load_config", "train"]
+
+
+def __getattr__(name: str) -> Any:
+    if name in ("TrainRun", "train"):
+        from sqlscout.train import loop
+
+        return getattr(loop, name)
+    raise AttributeError(f"module 'sqlscout.train' has no attribute {name!r}")

@@ -1,37 +1,41 @@
-"""The trainer's configuration: one frozen dataclass per concern, validated where it is
-defined, loaded from YAML with unknown keys refused and errors that name the field.
+"""The trainer's configuration: one frozen pydantic model per concern, validated where it
+is defined, loaded from YAML with unknown keys refused and errors that name the field
+(and the file).
 
 Every default is the paper's recipe (SPEC §8) except where a field says otherwise, so
 ``TrainConfig()`` *is* the recipe minus the model and data; ``sqlscout train
---print-config`` shows all of it.
+--print-config`` shows all of it. The episode's limits and the sampling settings are not
+re-declared here: ``rollout.episode`` *is* an :class:`~sqlscout.env.config.EpisodeConfig`
+and ``rollout.sampling`` a :class:`~sqlscout.backends.base.SamplingParams`, validated by
+their own ``__post_init__``.
 
->>> cfg = config_from_dict({"steps": 3, "loss": {"clip_high": 0.3}})
->>> cfg.steps, cfg.loss.clip_low, cfg.loss.clip_high, cfg.rollout.group_size
-(3, 0.2, 0.3, 8)
+>>> cfg = config_from_dict({"steps": 3, "loss": {"clip_high": 0.3}, "rollout": {"episode": {"max_rounds": 2}}})
+>>> cfg.steps, cfg.loss.clip_low, cfg.loss.clip_high, cfg.rollout.group_size, cfg.rollout.episode.max_rounds
+(3, 0.2, 0.3, 8, 2)
 >>> config_from_dict({"loss": {"clip_hi": 0.3}})
 Traceback (most recent call last):
 ...
-sqlscout.errors.ConfigError: loss.clip_hi: unknown key; expected one of: advantage_std, aggregation, clip_high, clip_low, is_cap, normalizer, temperature
+sqlscout.errors.ConfigError: loss.clip_hi: unknown field
 """
 
 from __future__ import annotations
 
 import dataclasses
-import types
-import typing
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Union
+from typing import Any, Literal, Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, StrictInt, StrictStr, ValidationError, model_validator
 
 from sqlscout.backends.base import SamplingParams
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.errors import ConfigError
+from sqlscout.runner import RunnerConfig
 
 __all__ = [
     "CheckpointConfig",
     "CurriculumConfig",
     "DataConfig",
-    "EvalConfig",
+    "HeldOutEvalConfig",
     "KLConfig",
     "LoraConfig",
     "LossConfig",
@@ -46,18 +50,30 @@ __all__ = [
     "load_config",
 ]
 
+# Integers, booleans and strings keep their YAML type (``yes`` is not a boolean, ``1.5``
+# not an integer); a number may be written as an integer or a string (YAML reads ``1e-4``
+# as one); lists stand for tuples.
+Number = float
 
-def _check(condition: bool, message: str) -> None:
+
+def _require(condition: bool, message: str) -> None:
     if not condition:
-        raise ConfigError(message)
+        raise ValueError(message)
 
 
-def _one_of(name: str, value: str, allowed: tuple[str, ...]) -> None:
-    _check(value in allowed, f"{name} must be one of {', '.join(allowed)}; got {value!r}")
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def replace(self, **changes: Any) -> Any:
+        """A copy with ``changes``, validated again (:class:`ConfigError` names the field)."""
+        fields = {name: getattr(self, name) for name in type(self).model_fields}
+        try:
+            return type(self).model_validate({**fields, **changes})
+        except ValidationError as exc:
+            raise ConfigError("; ".join(_describe(error) for error in exc.errors())) from None
 
 
-@dataclass(frozen=True)
-class LoraConfig:
+class LoraConfig(_Section):
     """Low-rank adapters (peft). Off = full fine-tune.
 
     Attributes:
@@ -69,20 +85,14 @@ class LoraConfig:
         target_modules: module names to adapt; ``all-linear`` adapts every linear layer.
     """
 
-    enabled: bool = False
-    r: int = 16
-    alpha: int = 32
-    dropout: float = 0.0
-    target_modules: tuple[str, ...] = ("all-linear",)
-
-    def __post_init__(self) -> None:
-        _check(self.r >= 1, f"r must be >= 1, got {self.r}")
-        _check(0 <= self.dropout < 1, f"dropout must be in [0, 1), got {self.dropout}")
-        _check(bool(self.target_modules), "target_modules must name at least one module")
+    enabled: StrictBool = False
+    r: StrictInt = Field(16, ge=1)
+    alpha: StrictInt = 32
+    dropout: Number = Field(0.0, ge=0, lt=1)
+    target_modules: tuple[StrictStr, ...] = Field(("all-linear",), min_length=1)
 
 
-@dataclass(frozen=True)
-class ModelConfig:
+class ModelConfig(_Section):
     """The policy to train.
 
     Attributes:
@@ -90,34 +100,37 @@ class ModelConfig:
         random_init: instead of weights, a transformers config as a mapping (with
             ``model_type``, e.g. ``qwen3_5_text``) built with random weights — for smoke
             tests and throughput measurements.
-        tokenizer: ``qwen3.5`` (the real Qwen3.5 tokenizer, offline) or a directory;
-            None takes the tokenizer beside ``name_or_path``.
+        tokenizer: None (the default) takes the model's own tokenizer and chat template,
+            from beside ``name_or_path``; a directory or hub id takes that one (checked
+            against the model); ``qwen3.5`` is the real Qwen3.5 tokenizer rebuilt offline,
+            for randomly initialised Qwen3.5 models (``random_init`` needs a tokenizer).
         precision: ``auto`` (bf16 where the hardware has it, else fp32), ``bf16`` or ``fp32``.
         gradient_checkpointing: recompute activations in the backward pass to save memory.
         attn_implementation: passed to transformers (None: its default).
         lora: adapters or full fine-tune.
     """
 
-    name_or_path: str | None = None
+    name_or_path: StrictStr | None = None
     random_init: dict[str, Any] | None = None
-    tokenizer: str | None = "qwen3.5"
-    precision: str = "auto"
-    gradient_checkpointing: bool = True
-    attn_implementation: str | None = None
-    lora: LoraConfig = field(default_factory=LoraConfig)
+    tokenizer: StrictStr | None = None
+    precision: Literal["auto", "bf16", "fp32"] = "auto"
+    gradient_checkpointing: StrictBool = True
+    attn_implementation: StrictStr | None = None
+    lora: LoraConfig = LoraConfig()
 
-    def __post_init__(self) -> None:
-        _check(
+    @model_validator(mode="after")
+    def _one_source(self) -> ModelConfig:
+        _require(
             (self.name_or_path is None) != (self.random_init is None),
             "set exactly one of name_or_path (pretrained weights) and random_init (a config to build randomly)",
         )
         if self.random_init is not None:
-            _check("model_type" in self.random_init, "random_init needs a model_type, e.g. qwen3_5_text")
-        _one_of("precision", self.precision, ("auto", "bf16", "fp32"))
+            _require("model_type" in self.random_init, "random_init needs a model_type, e.g. qwen3_5_text")
+            _require(self.tokenizer is not None, "random_init has no tokenizer of its own: set tokenizer (e.g. qwen3.5)")
+        return self
 
 
-@dataclass(frozen=True)
-class DataConfig:
+class DataConfig(_Section):
     """Where training (or evaluation) questions come from: any of the evaluator's loaders.
 
     Attributes:
@@ -135,25 +148,20 @@ class DataConfig:
         cache_dir: where SQaLe's databases are materialised (required for SQaLe).
     """
 
-    benchmark: str = "sqale"
-    path: str | None = None
-    split: str | None = "train"
-    difficulties: tuple[str, ...] = ()
-    phrasings: tuple[str, ...] = ()
-    db_ids: tuple[str, ...] = ()
-    limit: int | None = None
-    require_gold_rows: bool = True
-    evidence: bool = True
-    db_root: str | None = None
-    cache_dir: str | None = None
-
-    def __post_init__(self) -> None:
-        _one_of("benchmark", self.benchmark, ("sqale", "bird", "spider", "spider-dk", "jsonl"))
-        _check(self.limit is None or self.limit >= 1, f"limit must be >= 1 or null, got {self.limit}")
+    benchmark: Literal["sqale", "bird", "spider", "spider-dk", "jsonl"] = "sqale"
+    path: StrictStr | None = None
+    split: StrictStr | None = "train"
+    difficulties: tuple[StrictStr, ...] = ()
+    phrasings: tuple[StrictStr, ...] = ()
+    db_ids: tuple[StrictStr, ...] = ()
+    limit: StrictInt | None = Field(None, ge=1)
+    require_gold_rows: StrictBool = True
+    evidence: StrictBool = True
+    db_root: StrictStr | None = None
+    cache_dir: StrictStr | None = None
 
 
-@dataclass(frozen=True)
-class EvalConfig:
+class HeldOutEvalConfig(_Section):
     """Periodic evaluation on held-out questions, through the evaluator's scoring.
 
     Attributes:
@@ -165,21 +173,14 @@ class EvalConfig:
         temperature: 0 for greedy.
     """
 
-    every: int = 0
-    held_out: int = 0
+    every: StrictInt = Field(0, ge=0)
+    held_out: StrictInt = Field(0, ge=0)
     data: DataConfig | None = None
-    questions: int = 100
-    temperature: float = 0.0
-
-    def __post_init__(self) -> None:
-        _check(self.every >= 0, f"every must be >= 0, got {self.every}")
-        _check(self.held_out >= 0, f"held_out must be >= 0, got {self.held_out}")
-        _check(self.questions >= 1, f"questions must be >= 1, got {self.questions}")
-        _check(self.temperature >= 0, f"temperature must be >= 0, got {self.temperature}")
+    questions: StrictInt = Field(100, ge=1)
+    temperature: Number = Field(0.0, ge=0)
 
 
-@dataclass(frozen=True)
-class CurriculumConfig:
+class CurriculumConfig(_Section):
     """The length curriculum (SPEC §8): draw weight ``exp(beta(t) * z)``.
 
     ``z`` is the question's standardised length key; ``beta`` moves linearly from
@@ -194,28 +195,27 @@ class CurriculumConfig:
         ramp_steps: steps to go from ``beta_start`` to ``strength`` (0: at once).
     """
 
-    key: str = "sql_tokens"
-    strength: float = 0.0
-    beta_start: float = 0.0
-    ramp_steps: int = 0
-
-    def __post_init__(self) -> None:
-        _one_of("key", self.key, ("sql_tokens", "ast_size"))
-        _check(self.ramp_steps >= 0, f"ramp_steps must be >= 0, got {self.ramp_steps}")
+    key: Literal["sql_tokens", "ast_size"] = "sql_tokens"
+    strength: Number = 0.0
+    beta_start: Number = 0.0
+    ramp_steps: StrictInt = Field(0, ge=0)
 
 
-@dataclass(frozen=True)
-class RolloutConfig:
-    """How episodes are sampled.
+class RolloutConfig(_Section):
+    """How episodes are sampled: the runner's settings, plus what makes groups.
 
     Attributes:
         backend: ``auto`` (vLLM colocated when installed and a GPU is present, else hf),
             ``hf`` or ``vllm``.
         group_size: episodes per question (the GRPO group, >= 2).
-        questions_per_step: questions drawn per step.
-        temperature / top_p / top_k: sampling (the seed card's 0.6 / 0.95 / 20).
-        max_rounds / max_failed_queries / token_budget / max_turn_tokens / schema:
-            the episode's limits (SPEC §4).
+        questions_per_step: questions drawn per step (over all processes).
+        episode: the episode's limits and schema regime (SPEC §4): ``max_rounds``,
+            ``max_failed_queries``, ``token_budget``, ``max_turn_tokens``,
+            ``final_turn_reserve``, ``schema``.
+        sampling: ``temperature`` / ``top_p`` / ``top_k`` (the seed card's 0.6 / 0.95 /
+            20) and extra ``stop`` strings. Each turn's seed derives from the run's
+            ``seed`` and its length from the episode's budget, so ``seed`` stays null and
+            ``max_tokens`` is not used.
         max_batch: most model turns generated in one batch by the runner.
         tool_workers: threads running tool calls.
         equal_groups: ``keep`` (they contribute nothing) or ``resample`` (drop them and
@@ -224,49 +224,32 @@ class RolloutConfig:
         vllm_gpu_memory: share of GPU memory vLLM may take when colocated.
     """
 
-    backend: str = "auto"
-    group_size: int = 8
-    questions_per_step: int = 18
-    # The sampling and episode defaults are the backends' and the episode's own (SPEC §4).
-    temperature: float = SamplingParams.temperature
-    top_p: float = SamplingParams.top_p
-    top_k: int = SamplingParams.top_k
-    max_rounds: int = EpisodeConfig.max_rounds
-    max_failed_queries: int = EpisodeConfig.max_failed_queries
-    token_budget: int = EpisodeConfig.token_budget
-    max_turn_tokens: int | None = EpisodeConfig.max_turn_tokens
-    schema: str = EpisodeConfig.schema.value
-    max_batch: int = 256
-    tool_workers: int = 8
-    equal_groups: str = "keep"
-    max_resample_rounds: int = 2
-    vllm_gpu_memory: float = 0.3
+    backend: Literal["auto", "hf", "vllm"] = "auto"
+    group_size: StrictInt = Field(8, ge=2, description="advantages compare within a group")
+    questions_per_step: StrictInt = Field(18, ge=1)
+    episode: EpisodeConfig = EpisodeConfig()
+    sampling: SamplingParams = SamplingParams()
+    max_batch: StrictInt = Field(256, ge=1)
+    tool_workers: StrictInt = Field(8, ge=1)
+    equal_groups: Literal["keep", "resample"] = "keep"
+    max_resample_rounds: StrictInt = Field(2, ge=0)
+    vllm_gpu_memory: Number = Field(0.3, gt=0, lt=1)
 
-    def __post_init__(self) -> None:
-        _one_of("backend", self.backend, ("auto", "hf", "vllm"))
-        _check(self.group_size >= 2, f"group_size must be >= 2 (advantages compare within a group), got {self.group_size}")
-        _check(self.questions_per_step >= 1, f"questions_per_step must be >= 1, got {self.questions_per_step}")
-        _check(self.temperature > 0, f"temperature must be > 0 to sample a group, got {self.temperature}")
-        _check(0 < self.top_p <= 1, f"top_p must be in (0, 1], got {self.top_p}")
-        _one_of("schema", self.schema, ("withheld", "full"))
-        _one_of("equal_groups", self.equal_groups, ("keep", "resample"))
-        _check(self.max_resample_rounds >= 0, f"max_resample_rounds must be >= 0, got {self.max_resample_rounds}")
-        _check(self.max_batch >= 1, f"max_batch must be >= 1, got {self.max_batch}")
-        _check(self.tool_workers >= 1, f"tool_workers must be >= 1, got {self.tool_workers}")
-        _check(0 < self.vllm_gpu_memory < 1, f"vllm_gpu_memory must be in (0, 1), got {self.vllm_gpu_memory}")
+    @model_validator(mode="after")
+    def _samples_a_group(self) -> RolloutConfig:
+        _require(self.sampling.temperature > 0, f"sampling.temperature must be > 0 to sample a group, got {self.sampling.temperature}")
+        _require(self.sampling.logprobs, "sampling.logprobs must be true: the update needs the sampler's log-probabilities")
+        _require(self.sampling.seed is None, "sampling.seed must be null: turn seeds derive from the run's seed")
+        return self
 
-    def episode_config(self) -> EpisodeConfig:
-        return EpisodeConfig(
-            max_rounds=self.max_rounds,
-            max_failed_queries=self.max_failed_queries,
-            token_budget=self.token_budget,
-            max_turn_tokens=self.max_turn_tokens,
-            schema=self.schema,
+    def runner_config(self, seed: int) -> RunnerConfig:
+        """The runner's settings for a batch sampled with ``seed``."""
+        return RunnerConfig(
+            episode=self.episode, sampling=self.sampling, max_batch=self.max_batch, tool_workers=self.tool_workers, seed=seed
         )
 
 
-@dataclass(frozen=True)
-class RewardSection:
+class RewardSection(_Section):
     """The reward: a preset of :mod:`sqlscout.scoring` plus overrides of its fields.
 
     Attributes:
@@ -274,24 +257,25 @@ class RewardSection:
         overrides: e.g. ``{equivalent: 2.0}``; checked by ``RewardConfig`` itself.
     """
 
-    preset: str = "sqale-dense"
-    overrides: dict[str, Any] = field(default_factory=dict)
+    preset: StrictStr = "sqale-dense"
+    overrides: dict[str, Any] = Field(default_factory=dict)
 
-    def __post_init__(self) -> None:
+    @model_validator(mode="after")
+    def _builds(self) -> RewardSection:
         self.build()
+        return self
 
     def build(self) -> Any:
         from sqlscout.scoring import REWARD_PRESETS, RewardConfig
 
-        _one_of("preset", self.preset, tuple(REWARD_PRESETS))
+        _require(self.preset in REWARD_PRESETS, f"preset must be one of {', '.join(REWARD_PRESETS)}; got {self.preset!r}")
         names = {f.name for f in dataclasses.fields(RewardConfig)}
         for key in self.overrides:
-            _check(key in names, f"overrides.{key}: unknown reward field; expected one of: {', '.join(sorted(names))}")
+            _require(key in names, f"overrides.{key}: unknown reward field; expected one of: {', '.join(sorted(names))}")
         return dataclasses.replace(REWARD_PRESETS[self.preset], **self.overrides)
 
 
-@dataclass(frozen=True)
-class LossConfig:
+class LossConfig(_Section):
     """The clipped surrogate (see docs/training.md for the formulas).
 
     Attributes:
@@ -308,25 +292,16 @@ class LossConfig:
             the sampling temperature, so that ratios compare like with like).
     """
 
-    clip_low: float = 0.2
-    clip_high: float = 0.28
-    is_cap: float | None = 2.0
-    aggregation: str = "constant"
-    normalizer: float = 1024.0
-    advantage_std: bool = False
-    temperature: float | None = None
-
-    def __post_init__(self) -> None:
-        _check(0 < self.clip_low < 1, f"clip_low must be in (0, 1), got {self.clip_low}")
-        _check(self.clip_high > 0, f"clip_high must be > 0, got {self.clip_high}")
-        _check(self.is_cap is None or self.is_cap >= 1, f"is_cap must be >= 1 or null, got {self.is_cap}")
-        _one_of("aggregation", self.aggregation, ("constant", "token-mean", "sequence-mean"))
-        _check(self.normalizer > 0, f"normalizer must be > 0, got {self.normalizer}")
-        _check(self.temperature is None or self.temperature > 0, f"temperature must be > 0, got {self.temperature}")
+    clip_low: Number = Field(0.2, gt=0, lt=1)
+    clip_high: Number = Field(0.28, gt=0)
+    is_cap: Number | None = Field(2.0, ge=1)
+    aggregation: Literal["constant", "token-mean", "sequence-mean"] = "constant"
+    normalizer: Number = Field(1024.0, gt=0)
+    advantage_std: StrictBool = False
+    temperature: Number | None = Field(None, gt=0)
 
 
-@dataclass(frozen=True)
-class KLConfig:
+class KLConfig(_Section):
     """KL to the frozen starting policy (k3 estimator).
 
     Attributes:
@@ -337,23 +312,20 @@ class KLConfig:
         min_coef / max_coef: bounds of the adaptive coefficient.
     """
 
-    mode: str = "adaptive"
-    coef: float = 0.01
-    target: float = 0.005
-    rate: float = 0.1
-    min_coef: float = 1e-5
-    max_coef: float = 10.0
+    mode: Literal["adaptive", "fixed", "off"] = "adaptive"
+    coef: Number = Field(0.01, ge=0)
+    target: Number = Field(0.005, gt=0)
+    rate: Number = Field(0.1, gt=0, lt=1)
+    min_coef: Number = Field(1e-5, gt=0)
+    max_coef: Number = 10.0
 
-    def __post_init__(self) -> None:
-        _one_of("mode", self.mode, ("adaptive", "fixed", "off"))
-        _check(self.coef >= 0, f"coef must be >= 0, got {self.coef}")
-        _check(self.target > 0, f"target must be > 0, got {self.target}")
-        _check(0 < self.rate < 1, f"rate must be in (0, 1), got {self.rate}")
-        _check(0 < self.min_coef <= self.max_coef, "need 0 < min_coef <= max_coef")
+    @model_validator(mode="after")
+    def _bounds(self) -> KLConfig:
+        _require(self.min_coef <= self.max_coef, "need 0 < min_coef <= max_coef")
+        return self
 
 
-@dataclass(frozen=True)
-class OptimConfig:
+class OptimConfig(_Section):
     """AdamW with a cosine schedule and linear warmup, one pass over each batch.
 
     Attributes:
@@ -370,30 +342,24 @@ class OptimConfig:
             later updates off-policy, which is what the clip range guards against).
     """
 
-    lr: float = 1e-5
-    weight_decay: float = 0.0
-    betas: tuple[float, float] = (0.9, 0.999)
-    eps: float = 1e-8
-    warmup_ratio: float = 0.05
-    schedule: str = "cosine"
-    min_lr_ratio: float = 0.0
-    max_grad_norm: float | None = 1.0
-    micro_batch_tokens: int = 32_768
-    mini_batches: int = 1
+    lr: Number = Field(1e-5, gt=0)
+    weight_decay: Number = 0.0
+    betas: tuple[Number, Number] = (0.9, 0.999)
+    eps: Number = 1e-8
+    warmup_ratio: Number = Field(0.05, ge=0, lt=1)
+    schedule: Literal["cosine", "constant"] = "cosine"
+    min_lr_ratio: Number = Field(0.0, ge=0, le=1)
+    max_grad_norm: Number | None = Field(1.0, gt=0)
+    micro_batch_tokens: StrictInt = Field(32_768, ge=1)
+    mini_batches: StrictInt = Field(1, ge=1)
 
-    def __post_init__(self) -> None:
-        _check(self.lr > 0, f"lr must be > 0, got {self.lr}")
-        _check(0 <= self.warmup_ratio < 1, f"warmup_ratio must be in [0, 1), got {self.warmup_ratio}")
-        _one_of("schedule", self.schedule, ("cosine", "constant"))
-        _check(0 <= self.min_lr_ratio <= 1, f"min_lr_ratio must be in [0, 1], got {self.min_lr_ratio}")
-        _check(len(self.betas) == 2 and all(0 <= b < 1 for b in self.betas), "betas must be two numbers in [0, 1)")
-        _check(self.max_grad_norm is None or self.max_grad_norm > 0, "max_grad_norm must be > 0 or null")
-        _check(self.micro_batch_tokens >= 1, f"micro_batch_tokens must be >= 1, got {self.micro_batch_tokens}")
-        _check(self.mini_batches >= 1, f"mini_batches must be >= 1, got {self.mini_batches}")
+    @model_validator(mode="after")
+    def _betas(self) -> OptimConfig:
+        _require(all(0 <= b < 1 for b in self.betas), "betas must be two numbers in [0, 1)")
+        return self
 
 
-@dataclass(frozen=True)
-class CheckpointConfig:
+class CheckpointConfig(_Section):
     """Checkpoints for exact resume.
 
     Attributes:
@@ -401,16 +367,11 @@ class CheckpointConfig:
         keep: how many recent checkpoints to keep (older ones are deleted).
     """
 
-    every: int = 50
-    keep: int = 3
-
-    def __post_init__(self) -> None:
-        _check(self.every >= 0, f"every must be >= 0, got {self.every}")
-        _check(self.keep >= 1, f"keep must be >= 1, got {self.keep}")
+    every: StrictInt = Field(50, ge=0)
+    keep: StrictInt = Field(3, ge=1)
 
 
-@dataclass(frozen=True)
-class TelemetryConfig:
+class TelemetryConfig(_Section):
     """Where per-step metrics go (JSONL and CSV always).
 
     Attributes:
@@ -421,18 +382,14 @@ class TelemetryConfig:
         save_episodes: also write every episode's trace to ``episodes.jsonl``.
     """
 
-    tensorboard: bool = True
-    wandb: str = "off"
-    wandb_project: str = "sqlscout"
-    progress: bool = True
-    save_episodes: bool = True
-
-    def __post_init__(self) -> None:
-        _one_of("wandb", self.wandb, ("auto", "on", "off"))
+    tensorboard: StrictBool = True
+    wandb: Literal["auto", "on", "off"] = "off"
+    wandb_project: StrictStr = "sqlscout"
+    progress: StrictBool = True
+    save_episodes: StrictBool = True
 
 
-@dataclass(frozen=True)
-class TrainConfig:
+class TrainConfig(_Section):
     """Everything a training run needs; written to ``OUT/config.yaml`` on start.
 
     Attributes:
@@ -441,33 +398,28 @@ class TrainConfig:
         out: the run directory (telemetry, checkpoints, config).
     """
 
-    seed: int = 0
-    steps: int = 1600
-    out: str = "runs/train"
-    model: ModelConfig = field(default_factory=lambda: ModelConfig(name_or_path="Qwen/Qwen3.5-2B"))
-    data: DataConfig = field(default_factory=DataConfig)
-    eval: EvalConfig = field(default_factory=EvalConfig)
-    curriculum: CurriculumConfig = field(default_factory=CurriculumConfig)
-    rollout: RolloutConfig = field(default_factory=RolloutConfig)
-    reward: RewardSection = field(default_factory=RewardSection)
-    loss: LossConfig = field(default_factory=LossConfig)
-    kl: KLConfig = field(default_factory=KLConfig)
-    optim: OptimConfig = field(default_factory=OptimConfig)
-    checkpoint: CheckpointConfig = field(default_factory=CheckpointConfig)
-    telemetry: TelemetryConfig = field(default_factory=TelemetryConfig)
-
-    def __post_init__(self) -> None:
-        _check(self.steps >= 1, f"steps must be >= 1, got {self.steps}")
-
-    def replace(self, **changes: Any) -> TrainConfig:
-        return dataclasses.replace(self, **changes)
+    seed: StrictInt = 0
+    steps: StrictInt = Field(1600, ge=1)
+    out: StrictStr = "runs/train"
+    model: ModelConfig = ModelConfig(name_or_path="Qwen/Qwen3.5-2B")
+    data: DataConfig = DataConfig()
+    eval: HeldOutEvalConfig = HeldOutEvalConfig()
+    curriculum: CurriculumConfig = CurriculumConfig()
+    rollout: RolloutConfig = RolloutConfig()
+    reward: RewardSection = RewardSection()
+    loss: LossConfig = LossConfig()
+    kl: KLConfig = KLConfig()
+    optim: OptimConfig = OptimConfig()
+    checkpoint: CheckpointConfig = CheckpointConfig()
+    telemetry: TelemetryConfig = TelemetryConfig()
 
 
 # -- loading -------------------------------------------------------------------
 
 
 def load_config(path: str | Path, **overrides: Any) -> TrainConfig:
-    """Read a YAML file into a validated :class:`TrainConfig` (top-level overrides applied)."""
+    """Read a YAML file into a validated :class:`TrainConfig` (top-level overrides applied);
+    a bad value raises :class:`ConfigError` naming the file and the field."""
     import yaml
 
     path = Path(path)
@@ -476,101 +428,42 @@ def load_config(path: str | Path, **overrides: Any) -> TrainConfig:
     try:
         data = yaml.safe_load(path.read_text()) or {}
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{path}: not valid YAML ({exc})") from None
+        raise ConfigError(f"{path}: not valid YAML ({' '.join(str(exc).split())})") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path}: the top level must be a mapping of sections")
     data.update({k: v for k, v in overrides.items() if v is not None})
-    return config_from_dict(data)
+    try:
+        return config_from_dict(data)
+    except ConfigError as exc:
+        raise ConfigError(f"{path}: {exc}") from None
 
 
 def config_from_dict(data: Mapping[str, Any]) -> TrainConfig:
-    return _build(TrainConfig, data, "")
-
-
-def config_to_dict(cfg: Any) -> dict[str, Any]:
-    """Plain data (tuples as lists), fit for YAML/JSON; round-trips through config_from_dict."""
-    out: dict[str, Any] = {}
-    for f in dataclasses.fields(cfg):
-        out[f.name] = _plain(getattr(cfg, f.name))
-    return out
-
-
-def _plain(value: Any) -> Any:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return config_to_dict(value)
-    if isinstance(value, (tuple, list)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {k: _plain(v) for k, v in value.items()}
-    return value
-
-
-def _build(cls: type, data: Any, path: str) -> Any:
-    where = path.rstrip(".") or "config"
+    """A validated :class:`TrainConfig` from plain data; :class:`ConfigError` names the field."""
     if not isinstance(data, Mapping):
-        raise ConfigError(f"{where}: expected a mapping, got {type(data).__name__}")
-    hints = typing.get_type_hints(cls)
-    names = [f.name for f in dataclasses.fields(cls)]
-    kwargs: dict[str, Any] = {}
-    for key, value in data.items():
-        if key not in names:
-            raise ConfigError(f"{path}{key}: unknown key; expected one of: {', '.join(sorted(names))}")
-        kwargs[key] = _coerce(hints[key], value, f"{path}{key}")
+        raise ConfigError(f"config: expected a mapping of sections, got {type(data).__name__}")
     try:
-        return cls(**kwargs)
-    except ConfigError as exc:
-        message = str(exc)
-        raise ConfigError(message if not path or message.startswith(path) else f"{path}{message}") from None
+        return TrainConfig.model_validate(dict(data))
+    except ValidationError as exc:
+        raise ConfigError("; ".join(_describe(error) for error in exc.errors())) from None
 
 
-def _coerce(hint: Any, value: Any, path: str) -> Any:
-    origin = typing.get_origin(hint)
-    args = typing.get_args(hint)
-    if origin in (Union, types.UnionType):
-        if value is None and type(None) in args:
-            return None
-        options = [a for a in args if a is not type(None)]
-        if len(options) == 1:
-            return _coerce(options[0], value, path)
-        errors = []
-        for option in options:
-            try:
-                return _coerce(option, value, path)
-            except ConfigError as exc:
-                errors.append(str(exc))
-        raise ConfigError(errors[0])
-    if value is None:
-        raise ConfigError(f"{path}: may not be null")
-    if dataclasses.is_dataclass(hint):
-        return _build(hint, value, path + ".")
-    if origin is tuple:
-        if isinstance(value, str):
-            value = [value]
-        if not isinstance(value, (list, tuple)):
-            raise ConfigError(f"{path}: expected a list, got {value!r}")
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_coerce(args[0], v, f"{path}[{i}]") for i, v in enumerate(value))
-        if len(value) != len(args):
-            raise ConfigError(f"{path}: expected {len(args)} values, got {len(value)}")
-        return tuple(_coerce(a, v, f"{path}[{i}]") for i, (a, v) in enumerate(zip(args, value)))
-    if origin is dict:
-        if not isinstance(value, Mapping):
-            raise ConfigError(f"{path}: expected a mapping, got {value!r}")
-        return dict(value)
-    if hint is bool:
-        if not isinstance(value, bool):
-            raise ConfigError(f"{path}: expected true or false, got {value!r}")
-        return value
-    if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{path}: expected an integer, got {value!r}")
-        return value
-    if hint is float:
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{path}: expected a number, got {value!r}")
-        return float(value)
-    if hint is str:
-        if not isinstance(value, str):
-            raise ConfigError(f"{path}: expected a string, got {value!r}")
-        return value
-    return value
+def config_to_dict(cfg: BaseModel) -> dict[str, Any]:
+    """Plain data (tuples as lists, enums as values), fit for YAML/JSON; round-trips
+    through :func:`config_from_dict`."""
+    return cfg.model_dump(mode="json")
+
+
+def _describe(error: Any) -> str:
+    """One pydantic error as ``field.path: what is wrong``."""
+    where = ".".join(str(part) for part in error["loc"]) or "config"
+    kind, message = error["type"], error["msg"]
+    if kind in ("extra_forbidden", "unexpected_keyword_argument"):
+        return f"{where}: unknown field"
+    if kind in ("model_type", "dataclass_type", "dataclass_args_type"):
+        return f"{where}: expected a mapping, got {error['input']!r}"
+    if kind == "value_error":
+        message = message.removeprefix("Value error, ")
+    elif "input" in error:
+        message = f"{message[0].lower()}{message[1:]}, got {error['input']!r}"
+    return f"{where}: {message}"

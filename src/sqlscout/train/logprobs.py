@@ -9,11 +9,11 @@ one chunk of float32 logits is alive at a time.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 
-__all__ = ["token_logprobs"]
+__all__ = ["TokenLogprobs", "Truncation", "token_logprobs"]
 
 _CHUNK_ROWS = 1024
 
@@ -23,6 +23,43 @@ def _supports_mask_keep() -> bool:
     import transformers.modeling_utils as mu
 
     return hasattr(mu, "slice_logits_to_keep")
+
+
+class Truncation(NamedTuple):
+    """The sampler's cut of the distribution: top-k (0 or -1: none), then top-p of the
+    renormalised top-k, as the hf sampler and vLLM apply them after the temperature."""
+
+    top_k: int
+    top_p: float
+
+
+class TokenLogprobs(NamedTuple):
+    """Per trained token: ``logp`` (with gradient) under softmax(z / T) over the whole
+    vocabulary; ``entropy`` (or None); ``kept_lognorm``, the log of the probability mass
+    the sampler's truncation keeps (no gradient; zeros without one), so that
+    ``logp - kept_lognorm`` is the log-probability in the sampler's processed
+    distribution."""
+
+    logp: torch.Tensor
+    entropy: torch.Tensor | None
+    kept_lognorm: torch.Tensor
+
+
+def _kept_logsumexp(y: torch.Tensor, truncation: Truncation) -> torch.Tensor | None:
+    """logsumexp of the scaled logits ``y`` the truncation keeps — top-k, then top-p of
+    the renormalised top-k, the rule of ``sqlscout.backends.hf.sample_tokens`` — per
+    row; None when it keeps everything."""
+    vocab = y.shape[-1]
+    k = truncation.top_k if 0 < truncation.top_k < vocab else vocab
+    if k == vocab and truncation.top_p >= 1.0:
+        return None
+    values = torch.topk(y, k, dim=-1).values  # sorted, largest first
+    log_top = values.logsumexp(-1)
+    probs = (values - log_top[:, None]).exp()
+    before = probs.cumsum(-1) - probs  # mass of the tokens ranked above, within the top-k
+    rank = torch.arange(k, device=y.device)
+    cut = (before >= truncation.top_p) & (rank[None, :] > 0)
+    return values.masked_fill(cut, float("-inf")).logsumexp(-1)
 
 
 class _SelectiveLogSoftmax(torch.autograd.Function):
@@ -37,9 +74,11 @@ class _SelectiveLogSoftmax(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx: Any, logits: torch.Tensor, targets: torch.Tensor, temperature: float, entropy_stride: int) -> Any:
+    def forward(ctx: Any, logits: torch.Tensor, targets: torch.Tensor, temperature: float, entropy_stride: int,
+                truncation: Truncation | None) -> Any:  # fmt: skip
         n = logits.shape[0]
         logp = torch.empty(n, dtype=torch.float32, device=logits.device)
+        kept = torch.zeros(n, dtype=torch.float32, device=logits.device)
         lse = torch.empty(n, dtype=torch.float32, device=logits.device)
         ent = torch.full((n if entropy_stride else 0,), float("nan"), dtype=torch.float32, device=logits.device)
         for start in range(0, n, _CHUNK_ROWS):
@@ -48,6 +87,7 @@ class _SelectiveLogSoftmax(torch.autograd.Function):
             top = y.amax(-1, keepdim=True)
             y.sub_(top)  # y = z - max(z)
             picked = y.gather(-1, targets[rows, None]).squeeze(-1)
+            kept_lse = _kept_logsumexp(y, truncation) if truncation is not None else None
             if entropy_stride:
                 # H = log(sum e) - sum(e * y) / sum(e), with y = z - max(z) and e = exp(y),
                 # on every entropy_stride-th row (start aligned to the stride)
@@ -61,14 +101,16 @@ class _SelectiveLogSoftmax(torch.autograd.Function):
             total = y.exp_().sum(-1)
             log_total = total.log()
             lse[rows] = top.squeeze(-1) + log_total
+            if kept_lse is not None:
+                kept[rows] = kept_lse - log_total
             logp[rows] = picked - log_total
         ctx.save_for_backward(logits, targets, lse)
         ctx.temperature = temperature
-        ctx.mark_non_differentiable(ent)
-        return logp, ent
+        ctx.mark_non_differentiable(ent, kept)
+        return logp, ent, kept
 
     @staticmethod
-    def backward(ctx: Any, grad_logp: torch.Tensor, _grad_ent: torch.Tensor) -> Any:
+    def backward(ctx: Any, grad_logp: torch.Tensor, _grad_ent: torch.Tensor, _grad_kept: torch.Tensor) -> Any:
         logits, targets, lse = ctx.saved_tensors
         temperature = ctx.temperature
         grad = torch.empty_like(logits)
@@ -83,7 +125,7 @@ class _SelectiveLogSoftmax(torch.autograd.Function):
             chunk.scatter_add_(-1, targets[rows, None], g)
             if not same_dtype:
                 grad[rows] = chunk.to(grad.dtype)
-        return grad, None, None, None
+        return grad, None, None, None, None
 
 
 def token_logprobs(
@@ -94,7 +136,8 @@ def token_logprobs(
     *,
     temperature: float = 1.0,
     entropy_stride: int = 0,
-) -> tuple[torch.Tensor, torch.Tensor | None]:
+    truncation: Truncation | None = None,
+) -> TokenLogprobs:
     """Log-probabilities of ``input_ids[trained]`` (flattened in row-major order).
 
     Args:
@@ -104,9 +147,11 @@ def token_logprobs(
         temperature: logits are divided by it, as the sampler did.
         entropy_stride: also return the entropy (no gradient) of every this-many-th scored
             position, NaN at the others; 0 for none.
+        truncation: the sampler's top-k / top-p, to measure the mass it keeps (None: all).
 
     Returns:
-        (logp, entropy): shapes (N,), N = trained.sum(); entropy is None when not asked.
+        (logp, entropy, kept_lognorm): shapes (N,), N = trained.sum(); entropy is None
+        when not asked.
     """
     predicting = torch.zeros_like(trained)
     predicting[:, :-1] = trained[:, 1:]  # the logits at t-1 predict the token at t
@@ -118,5 +163,5 @@ def token_logprobs(
         columns = predicting.any(0).nonzero().squeeze(-1)
         out = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=columns, use_cache=False)
         logits = out.logits[predicting[:, columns]]  # (N, V)
-    logp, ent = _SelectiveLogSoftmax.apply(logits, targets, temperature, entropy_stride)
-    return logp, (ent if entropy_stride else None)
+    logp, ent, kept = _SelectiveLogSoftmax.apply(logits, targets, temperature, entropy_stride, truncation)
+    return TokenLogprobs(logp, ent if entropy_stride else None, kept)

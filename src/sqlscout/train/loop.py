@@ -13,12 +13,21 @@ from textbook GRPO (Shao et al., 2024), and why:
    and is left out of the update — or dropped and replaced by fresh questions
    (``rollout.equal_groups: resample``, DAPO's dynamic sampling).
 3. **Asymmetric clip** 0.2 / 0.28 (DAPO's clip-higher keeps unlikely good tokens
-   learnable) on a token-level surrogate.
-4. **Ratio to the sampler, truncated.** The sampler's log-probabilities come back with
-   every token; a truncated importance weight min(pi_old / pi_sampler, 2) corrects for
-   the sampler computing slightly different probabilities than the trainer (TIS).
-5. **Constant normaliser.** The loss is the sum over tokens / 1024, averaged over
-   episodes (Dr. GRPO): no length bias from per-episode means.
+   learnable) on a token-level surrogate, of the ratio pi_theta / pi_old, pi_old being
+   the trainer's policy when the batch was sampled. With one update per batch (the
+   recipe) that *is* the current policy: the ratio is 1 and the clip never binds
+   (``clip_frac`` logs 0). It binds only with ``optim.mini_batches > 1``, on the updates
+   after the first, where the policy has moved since sampling.
+4. **Correction to the sampler, truncated.** The sampler's log-probabilities come back
+   with every token; a truncated importance weight min(pi_old / pi_sampler, 2) corrects
+   for the sampler computing other probabilities than the trainer (TIS: vLLM's kernels,
+   bf16). Both sides are taken on one distribution: the samplers report log-probs after
+   their top-k / top-p cut, and the trainer applies the same cut for the comparison, so
+   equal weights give a weight of exactly 1.
+5. **Constant normaliser.** The loss is the sum over tokens / 1024, averaged over the
+   episodes that carry signal — those of groups with unequal rewards, over all
+   processes (Dr. GRPO): no length bias from per-episode means, and a step's size does
+   not shrink with the share of groups that happened to be uniform.
 6. **k3 KL** to the frozen starting policy, its coefficient adapted to hold 0.005 per token.
 7. **Length curriculum** on which questions are drawn (``curriculum.py``).
 8. **One update per batch** (on-policy): AdamW, cosine schedule with 5 % warmup.
@@ -32,12 +41,33 @@ from __future__ import annotations
 import hashlib
 import shutil
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
+import torch
+import yaml
+from accelerate import Accelerator
+from accelerate.utils import gather_object, set_seed
+
+from sqlscout.backends.base import Backend
+from sqlscout.env.task import Task
 from sqlscout.errors import ConfigError
-from sqlscout.train.config import TrainConfig, config_to_dict
+from sqlscout.runner import Runner, RunnerConfig
+from sqlscout.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
+from sqlscout.train.config import TrainConfig, config_to_dict, load_config
+from sqlscout.train.curriculum import LengthCurriculum
+from sqlscout.train.evaluation import evaluate
+from sqlscout.train.kl import KLController
+from sqlscout.train.logprobs import Truncation
+from sqlscout.train.mask import train_sample
+from sqlscout.train.model import build_policy, resolve_precision
+from sqlscout.train.optim import build_optimizer
+from sqlscout.train.questions import length_keys, load_questions, split_held_out
+from sqlscout.train.rollout import GoldCache, Group, collect_groups
+from sqlscout.train.sampler import Sampler
+from sqlscout.train.telemetry import Telemetry, episode_summaries, rollout_metrics
+from sqlscout.train.update import UpdateContext, UpdateStats, grpo_update
 
 __all__ = ["TrainRun", "train"]
 
@@ -57,7 +87,7 @@ def train(
     config: TrainConfig,
     *,
     resume: bool = True,
-    backend: Any = None,
+    backend: Backend | None = None,
     on_start: Callable[[int, int], None] | None = None,
     on_step: StepCallback | None = None,
 ) -> TrainRun:
@@ -68,24 +98,6 @@ def train(
     are sampled from the policy itself (``rollout.backend``). ``on_step`` gets each
     step's telemetry row after its checkpoint, if any, is written.
     """
-    import torch
-    from accelerate import Accelerator
-    from accelerate.utils import set_seed
-
-    from sqlscout.backends.base import SamplingParams
-    from sqlscout.runner import Runner, RunnerConfig
-    from sqlscout.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
-    from sqlscout.train.curriculum import LengthCurriculum
-    from sqlscout.train.kl import KLController
-    from sqlscout.train.mask import train_sample
-    from sqlscout.train.model import build_policy, resolve_precision
-    from sqlscout.train.optim import build_optimizer
-    from sqlscout.train.questions import length_keys, load_questions, split_held_out
-    from sqlscout.train.rollout import GoldCache
-    from sqlscout.train.sampler import Sampler
-    from sqlscout.train.telemetry import Telemetry
-    from sqlscout.train.update import grpo_update
-
     out = Path(config.out)
     precision = resolve_precision(config.model.precision)
     accelerator = Accelerator(mixed_precision="bf16" if precision == "bf16" else "no", step_scheduler_with_optimizer=False)
@@ -94,7 +106,7 @@ def train(
     # -- the policy, its questions, its optimizer ---------------------------------
     kl = KLController(config.kl)
     policy = build_policy(config.model, kl_enabled=kl.enabled, seed=config.seed)
-    pool, held_out = _questions(config, load_questions, split_held_out)
+    pool, held_out = _questions(config)
     if config.rollout.questions_per_step > len(pool):
         raise ConfigError(f"rollout.questions_per_step ({config.rollout.questions_per_step}) exceeds the {len(pool)} training questions")
     curriculum = LengthCurriculum(length_keys(pool, config.curriculum.key, policy.tokenizer), config.curriculum, config.seed)
@@ -102,17 +114,15 @@ def train(
     model, optimizer, scheduler = accelerator.prepare(policy.model, optimizer, scheduler)
     if policy.reference_model is not None:  # frozen: kept in the compute precision, not fp32
         policy.reference_model.to(accelerator.device, dtype=torch.bfloat16 if precision == "bf16" else torch.float32)
-    temperature = config.loss.temperature or config.rollout.temperature
+    temperature = config.loss.temperature or config.rollout.sampling.temperature
+    # Both samplers (hf, vLLM) report log-probabilities after their top-k / top-p cut; the
+    # update applies the same cut when it compares its probabilities with theirs.
+    truncation = Truncation(config.rollout.sampling.top_k, config.rollout.sampling.top_p)
     reference = policy.reference_fn(temperature, wrapped=model) if kl.enabled else None
 
     # -- where episodes come from -------------------------------------------------
     sampler = Sampler(config.rollout, model, policy.tokenizer, accelerator, out, config.seed, backend=backend)
-    sampling = SamplingParams(temperature=config.rollout.temperature, top_p=config.rollout.top_p, top_k=config.rollout.top_k)
-    runner_config = RunnerConfig(
-        episode=config.rollout.episode_config(), sampling=sampling,
-        max_batch=config.rollout.max_batch, tool_workers=config.rollout.tool_workers, seed=config.seed,
-    )  # fmt: skip
-    runner = Runner(sampler.backend, runner_config)
+    runner = Runner(sampler.backend, config.rollout.runner_config(config.seed))
     gold = GoldCache()
 
     # -- resume ---------------------------------------------------------------------
@@ -155,13 +165,11 @@ def train(
                 for g in groups if not g.uniform
                 for r, advantage in zip(g.rollouts, g.advantages)
             ]  # fmt: skip
-            stats = grpo_update(
-                model, optimizer, scheduler, samples, config.loss,
-                temperature=temperature, kl_coef=kl.coef, reference=reference, pad_id=policy.pad_id,
-                micro_batch_tokens=config.optim.micro_batch_tokens, mini_batches=config.optim.mini_batches,
-                max_grad_norm=config.optim.max_grad_norm, accelerator=accelerator,
+            ctx = UpdateContext(
+                model, config.loss, temperature=temperature, kl_coef=kl.coef, reference=reference,
+                pad_id=policy.pad_id, accelerator=accelerator, truncation=truncation,
             )  # fmt: skip
-            kl_used = kl.coef
+            stats = grpo_update(ctx, optimizer, scheduler, samples, config.optim)
             if stats.tokens:
                 kl.update(_mean_over_processes(stats.kl, accelerator))
             sampler.sync()
@@ -169,9 +177,9 @@ def train(
 
             # 3. Telemetry, evaluation, checkpoint.
             done = step + 1
-            row = _step_row(done, groups, drawn, stats, curriculum, lr, kl_used, began, rolled, updated, accelerator)
+            row = _step_row(done, groups, drawn, stats, curriculum, lr, ctx.kl_coef, (began, rolled, updated), accelerator)
             if config.eval.every and held_out and (done % config.eval.every == 0 or done == config.steps):
-                row.update(_evaluate(config, sampler, held_out, runner_config, out, done, accelerator))
+                row.update(_evaluate(config, sampler, held_out, runner.config, out, done, accelerator))
             telemetry.log(row)
             if config.telemetry.save_episodes:
                 telemetry.log_episodes(done, groups)
@@ -191,22 +199,20 @@ def train(
 # -- the pieces of a step -----------------------------------------------------------
 
 
-def _experience(step: int, config: TrainConfig, pool: list[Any], curriculum: Any, runner: Any, gold: Any,
-                accelerator: Any) -> tuple[list[Any], list[int]]:  # fmt: skip
+def _experience(step: int, config: TrainConfig, pool: list[Task], curriculum: LengthCurriculum, runner: Runner,
+                gold: GoldCache, accelerator: Accelerator) -> tuple[list[Group], list[int]]:  # fmt: skip
     """Draw this step's questions, roll out and score their groups (this process's share).
 
     With ``equal_groups: resample``, groups with equal rewards are replaced by fresh
     draws up to ``max_resample_rounds`` times; every process draws the same indices
     (the curriculum's state stays identical everywhere) and keeps its own share.
     """
-    from sqlscout.train.rollout import collect_groups
-
     rollout = config.rollout
     reward = config.reward.build()
     wanted = rollout.questions_per_step
     drawn: list[int] = []
-    kept: list[Any] = []
-    seen: list[Any] = []
+    kept: list[Group] = []
+    seen: list[Group] = []
     for round_ in range(1 + (rollout.max_resample_rounds if rollout.equal_groups == "resample" else 0)):
         n = min(wanted, len(curriculum))
         indices = curriculum.draw(step, n)
@@ -236,24 +242,22 @@ def _seed(seed: int, step: int, round_: int, process: int) -> int:
     return int.from_bytes(digest, "big") % (2**31 - 1)
 
 
-def _questions(config: TrainConfig, load: Callable[..., Any], split: Callable[..., Any]) -> tuple[list[Any], list[Any]]:
+def _questions(config: TrainConfig) -> tuple[list[Task], list[Task]]:
     """(training pool, held-out questions for periodic evaluation)."""
-    pool = load(config.data)
+    pool = load_questions(config.data)
     if config.eval.data is not None:
-        held = load(config.eval.data)
+        held = load_questions(config.eval.data)
     else:
-        pool, held = split(pool, config.eval.held_out, config.seed)
+        pool, held = split_held_out(pool, config.eval.held_out, config.seed)
     return pool, held[: config.eval.questions]
 
 
-def _step_row(step: int, groups: list[Any], drawn: list[int], stats: Any, curriculum: Any, lr: float, kl_coef: float,
-              began: float, rolled: float, updated: float, accelerator: Any) -> dict[str, Any]:  # fmt: skip
-    from sqlscout.train.telemetry import episode_summaries, rollout_metrics
-
+def _step_row(step: int, groups: list[Group], drawn: list[int], stats: UpdateStats, curriculum: LengthCurriculum,
+              lr: float, kl_coef: float, times: tuple[float, float, float], accelerator: Accelerator) -> dict[str, Any]:  # fmt: skip
+    """The step's telemetry row; ``times`` are (began, rolled out, updated)."""
+    began, rolled, updated = times
     episodes = episode_summaries(groups)
     if accelerator.num_processes > 1:
-        from accelerate.utils import gather_object
-
         episodes = gather_object(episodes)
     elapsed = updated - began
     row = {"step": step, **rollout_metrics(episodes)}
@@ -280,12 +284,8 @@ def _step_row(step: int, groups: list[Any], drawn: list[int], stats: Any, curric
     return row
 
 
-def _evaluate(config: TrainConfig, sampler: Any, held_out: list[Any], runner_config: Any, out: Path, step: int,
-              accelerator: Any) -> dict[str, Any]:  # fmt: skip
-    from dataclasses import replace
-
-    from sqlscout.train.evaluation import evaluate
-
+def _evaluate(config: TrainConfig, sampler: Sampler, held_out: list[Task], runner_config: RunnerConfig, out: Path,
+              step: int, accelerator: Accelerator) -> dict[str, Any]:  # fmt: skip
     metrics: dict[str, Any] = {}
     if accelerator.is_main_process:
         greedy = replace(runner_config, sampling=replace(runner_config.sampling, temperature=config.eval.temperature))
@@ -300,8 +300,6 @@ def _evaluate(config: TrainConfig, sampler: Any, held_out: list[Any], runner_con
 
 def _check_same_run(out: Path, config: TrainConfig) -> None:
     """Refuse to continue a run with different settings (only ``steps`` may change)."""
-    from sqlscout.train.config import load_config
-
     recorded = out / "config.yaml"
     if not recorded.exists():
         return
@@ -322,20 +320,16 @@ def _differences(a: Any, b: Any, prefix: str = "") -> list[str]:
 
 
 def _write_config(out: Path, config: TrainConfig) -> None:
-    import yaml
-
     (out / "config.yaml").write_text(yaml.safe_dump(config_to_dict(config), sort_keys=False), encoding="utf-8")
 
 
-def _mean_over_processes(value: float, accelerator: Any) -> float:
+def _mean_over_processes(value: float, accelerator: Accelerator) -> float:
     if accelerator.num_processes == 1:
         return float(value)
     return _sum_over_processes(value, accelerator) / accelerator.num_processes
 
 
-def _sum_over_processes(value: float, accelerator: Any) -> float:
+def _sum_over_processes(value: float, accelerator: Accelerator) -> float:
     if accelerator.num_processes == 1:
         return value
-    import torch
-
     return float(accelerator.reduce(torch.tensor(float(value), device=accelerator.device), reduction="sum"))

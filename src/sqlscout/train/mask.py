@@ -40,7 +40,8 @@ class TrainSample:
     ``positions`` are the indices of trained tokens in ``token_ids`` (never 0: a token
     is predicted from the ones before it); ``sampler_logprobs[k]`` is the sampler's
     log-probability of ``token_ids[positions[k]]`` (NaN when the sampler gave none: the
-    correction then falls back to 1); ``old_logprobs`` is filled by the update when it
+    correction then falls back to 1); ``old_logprobs`` (and ``old_kept_lognorm``, the
+    log of the mass the sampler's truncation keeps) are filled by the update when it
     needs the trainer's own pre-update values.
     """
 
@@ -49,6 +50,7 @@ class TrainSample:
     sampler_logprobs: list[float]
     advantage: float
     old_logprobs: list[float] | None = None
+    old_kept_lognorm: list[float] | None = None
 
     @property
     def n_trained(self) -> int:

@@ -17,7 +17,7 @@ import torch
 from sqlscout.errors import ConfigError
 from sqlscout.train.config import ModelConfig
 
-__all__ = ["PolicyModel", "build_policy", "enable_checkpointing", "load_tokenizer", "resolve_precision"]
+__all__ = ["PolicyModel", "build_policy", "check_tokenizer", "enable_checkpointing", "load_tokenizer", "resolve_precision"]
 
 
 def resolve_precision(precision: str) -> str:
@@ -28,7 +28,8 @@ def resolve_precision(precision: str) -> str:
 
 
 def load_tokenizer(config: ModelConfig) -> Any:
-    """The policy's tokenizer: ``qwen3.5`` (offline, real), a directory, or the model's own."""
+    """The policy's tokenizer: the model's own (``tokenizer: null``), a directory or hub
+    id, or ``qwen3.5`` (the real one rebuilt offline, for randomly initialised models)."""
     if config.tokenizer == "qwen3.5":
         from sqlscout.backends.offline_tokenizers import qwen3_5_tokenizer
 
@@ -97,11 +98,9 @@ class PolicyModel:
         def run(ids: torch.Tensor, attention: torch.Tensor, trained: torch.Tensor) -> torch.Tensor:
             if self.reference_model is not None:
                 with torch.autocast(ids.device.type, enabled=False):  # its weights are already in their dtype
-                    logp, _ = token_logprobs(self.reference_model, ids, attention, trained, temperature=temperature)
-                return logp
+                    return token_logprobs(self.reference_model, ids, attention, trained, temperature=temperature).logp
             with self.adapters_disabled():
-                logp, _ = token_logprobs(wrapped or self.model, ids, attention, trained, temperature=temperature)
-            return logp
+                return token_logprobs(wrapped or self.model, ids, attention, trained, temperature=temperature).logp
 
         return run
 
@@ -112,6 +111,50 @@ class PolicyModel:
             raise RuntimeError("only a LoRA policy can disable its adapters")
         with model.disable_adapter():
             yield
+
+
+def check_tokenizer(model: torch.nn.Module, tokenizer: Any) -> None:
+    """Refuse a tokenizer that is not the model's: its vocabulary must fit the model's,
+    the episode's turn glue (opening prompt, end of turn, tool-result turn) must
+    round-trip through its ids, and the end-of-turn token must be one the model ends
+    sequences with.
+
+    Raises:
+        ConfigError: one line saying what does not match and what to do.
+    """
+    from sqlscout.backends.hf import HFConfig
+    from sqlscout.backends.hf import _chat_format as chat_format  # the glue the hf sampler will use
+
+    fix = "leave model.tokenizer null to use the model's own tokenizer and chat template"
+    vocab = getattr(model.config, "vocab_size", None)
+    if vocab is not None and vocab < len(tokenizer):
+        raise ConfigError(f"the model's vocabulary ({vocab}) is smaller than the tokenizer's ({len(tokenizer)}); {fix}")
+    chat = chat_format(tokenizer, HFConfig().thinking)
+    opening = chat.render([{"role": "system", "content": "You write SQL."}, {"role": "user", "content": "How many rows?"}])
+    for text in (opening, "SELECT COUNT(*) FROM t" + chat.end_of_turn + chat.next_turn("Result: 1 row")):
+        ids = tokenizer.encode(text, add_special_tokens=False)
+        if tokenizer.decode(ids, skip_special_tokens=False) != text:
+            raise ConfigError(f"the tokenizer does not round-trip the episode's turn glue ({text[-40:]!r}); {fix}")
+    end = tokenizer.encode(chat.end_of_turn, add_special_tokens=False)
+    if len(end) != 1:
+        raise ConfigError(f"the end of turn {chat.end_of_turn!r} is not one token in this tokenizer; {fix}")
+    eos = _eos_ids(model)
+    if eos and end[0] not in eos:
+        raise ConfigError(
+            f"the tokenizer ends a turn with {chat.end_of_turn!r} (id {end[0]}) but the model ends sequences with ids "
+            f"{sorted(eos)}: the tokenizer is not this model's; {fix}"
+        )
+
+
+def _eos_ids(model: torch.nn.Module) -> set[int]:
+    """The end-of-sequence ids the model declares (generation config, else model config)."""
+    generation = getattr(model, "generation_config", None)
+    eos = getattr(generation, "eos_token_id", None) if generation is not None else None
+    if eos is None:
+        eos = getattr(model.config, "eos_token_id", None)
+    if eos is None:
+        return set()
+    return {int(eos)} if isinstance(eos, int) else {int(e) for e in eos}
 
 
 def enable_checkpointing(model: torch.nn.Module) -> None:
@@ -128,10 +171,7 @@ def build_policy(config: ModelConfig, *, kl_enabled: bool, seed: int) -> PolicyM
     """Load or build the policy, add adapters if asked, and set up its reference."""
     tokenizer = load_tokenizer(config)
     model = _build_model(config, seed)
-    if getattr(model.config, "vocab_size", len(tokenizer)) < len(tokenizer):
-        raise ConfigError(
-            f"the model's vocabulary ({model.config.vocab_size}) is smaller than the tokenizer's ({len(tokenizer)})"
-        )
+    check_tokenizer(model, tokenizer)
     model.config.use_cache = False  # training; generation turns it back on per call
     reference = None
     if config.lora.enabled:

@@ -3,7 +3,13 @@
 Rewards come from :mod:`sqlscout.scoring` — :func:`score_sql` and
 :func:`group_rewards`, the very functions the evaluator scores with — so what the
 policy is rewarded for and what it is evaluated on can never drift apart. Each
-question's gold result is executed once and reused for its whole group.
+question's gold result is executed once and reused for its whole group, and across
+steps: :func:`gold_result` is the one place that asks for it.
+
+An episode that ended for a reason that is not the model's doing — the backend failed,
+or any stop reason outside :data:`MODEL_STOPS` — is not scored into its group: it
+would teach the policy about an accident. It is kept aside (``Group.dropped``), left
+out of the update and counted in telemetry (``episodes/dropped``).
 """
 
 from __future__ import annotations
@@ -17,14 +23,29 @@ from typing import Sequence
 from sqlscout.runner import Rollout, Runner
 from sqlscout.scoring import ExecResult, RewardConfig, Scored, execute_for_scoring, group_rewards, score_sql
 from sqlscout.env.task import Task
+from sqlscout.env.trace import EpisodeResult, StopReason
 from sqlscout.train.advantages import group_advantages, is_uniform
 
-__all__ = ["Group", "GoldCache", "collect_groups"]
+__all__ = ["MODEL_STOPS", "Group", "GoldCache", "collect_groups", "gold_result", "model_ended"]
+
+# The ways an episode ends that the model chose (it answered, or spent its rounds, its
+# failed queries or its budget). Anything else — a backend failure, or a stop reason
+# added later that is not listed here — is not the model's doing.
+MODEL_STOPS = frozenset(
+    {StopReason.SUBMITTED, StopReason.ANSWERED, StopReason.ROUND_LIMIT, StopReason.FAILED_QUERY_LIMIT,
+     StopReason.BUDGET_EXHAUSTED}
+)  # fmt: skip
+
+
+def model_ended(result: EpisodeResult) -> bool:
+    """Whether the episode ended by the model's doing (and so may be trained on)."""
+    return result.stop_reason in MODEL_STOPS and result.error is None
 
 
 @dataclass
 class Group:
-    """The episodes of one question, in sample order, with their scores."""
+    """The episodes of one question that the model ended, in sample order, with their
+    scores; ``dropped`` holds the ones it did not end (not scored, never trained)."""
 
     task: Task
     pool_index: int  # the question's index in the training pool
@@ -32,14 +53,20 @@ class Group:
     scored: list[Scored]
     rewards: list[float]
     advantages: list[float]
+    dropped: list[Rollout] = dataclasses.field(default_factory=list)
 
     @property
     def uniform(self) -> bool:
-        return is_uniform(self.rewards)
+        """No signal: fewer than two scored episodes, or all rewarded alike."""
+        return len(self.rewards) < 2 or is_uniform(self.rewards)
 
 
 class GoldCache:
-    """Gold results by (database file, gold SQL), least recently used evicted first."""
+    """Gold results by (database file, gold SQL), least recently used evicted first.
+
+    Used only through :func:`gold_result` (the project's one gold-result cache, in
+    ``scoring/``, replaces it there).
+    """
 
     def __init__(self, size: int = 4096) -> None:
         self.size = size
@@ -55,6 +82,11 @@ class GoldCache:
         if len(self._results) > self.size:
             self._results.popitem(last=False)
         return result
+
+
+def gold_result(gold: GoldCache, runner: Runner, task: Task) -> ExecResult:
+    """The result of ``task``'s gold query on its database, executed once per cache."""
+    return gold.get(runner, task)
 
 
 def collect_groups(
@@ -79,16 +111,17 @@ def collect_groups(
         by_task[rollout.index][rollout.sample] = rollout
     groups = []
     for task, pool_index, rollouts in zip(tasks, pool_indices, by_task):
-        done = [r for r in rollouts if r is not None]
-        assert len(done) == group_size, "the runner must finish every episode it starts"
+        finished = [r for r in rollouts if r is not None]
+        assert len(finished) == group_size, "the runner must finish every episode it starts"
+        done = [r for r in finished if model_ended(r.result)]
+        dropped = [r for r in finished if not model_ended(r.result)]
         db = runner.database(task.db_path)
-        gold_result = gold.get(runner, task)
+        expected = gold_result(gold, runner, task)
         scored = [
-            score_sql(db, r.result.final_sql, task.gold_sql or "", gold=gold_result, semantics=reward.semantics)
+            score_sql(db, r.result.final_sql, task.gold_sql or "", gold=expected, semantics=reward.semantics)
             for r in done
         ]
         rewards = group_rewards([(s, r.result.final_sql) for s, r in zip(scored, done)], task.gold_sql or "", reward)
-        groups.append(
-            Group(task, pool_index, done, scored, rewards, group_advantages(rewards, scale_by_std=scale_by_std))
-        )
+        advantages = group_advantages(rewards, scale_by_std=scale_by_std) if len(done) >= 2 else [0.0] * len(done)
+        groups.append(Group(task, pool_index, done, scored, rewards, advantages, dropped))
     return groups

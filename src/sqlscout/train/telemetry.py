@@ -43,6 +43,7 @@ STEP_KEYS = (
     "tokens/generated",
     "tokens/trained",
     "episodes",
+    "episodes/dropped",
     "curriculum/mean_key",
     "curriculum/beta",
     "curriculum/epoch",
@@ -56,9 +57,11 @@ EVAL_KEYS = ("eval/official", "eval/strict", "eval/executable", "eval/rounds", "
 
 
 def episode_summaries(groups: Sequence[Group]) -> list[dict[str, Any]]:
-    """What the step's telemetry needs of each episode (small, so processes can gather it)."""
-    out = []
+    """What the step's telemetry needs of each episode (small, so processes can gather it);
+    an episode the model did not end is only counted (``{"dropped": True}``)."""
+    out: list[dict[str, Any]] = []
     for g in groups:
+        out += [{"dropped": True, "stop_reason": r.result.stop_reason.value} for r in g.dropped]
         for rollout, scored, reward in zip(g.rollouts, g.scored, g.rewards):
             r = rollout.result
             out.append(
@@ -72,13 +75,16 @@ def episode_summaries(groups: Sequence[Group]) -> list[dict[str, Any]]:
                     "reward": reward,
                     "uniform_group": g.uniform,
                     "group_size": len(g.rollouts),
+                    "dropped": False,
                 }
             )
     return out
 
 
-def rollout_metrics(episodes: Sequence[dict[str, Any]]) -> dict[str, float]:
-    """Outcome mix, episode shape and reward statistics of a step's episodes."""
+def rollout_metrics(summaries: Sequence[dict[str, Any]]) -> dict[str, float]:
+    """Outcome mix, episode shape and reward statistics of a step's scored episodes;
+    ``episodes`` counts every episode played, ``episodes/dropped`` those left out."""
+    episodes = [e for e in summaries if not e["dropped"]]
     n = max(len(episodes), 1)
     rewards = [e["reward"] for e in episodes]
     tool_rounds = sum(e["tool_rounds"] for e in episodes)
@@ -95,7 +101,8 @@ def rollout_metrics(episodes: Sequence[dict[str, Any]]) -> dict[str, float]:
             "reward/std": statistics.pstdev(rewards) if len(rewards) > 1 else 0.0,
             "groups/uniform": sum(1 / e["group_size"] for e in episodes if e["uniform_group"]) / groups if groups else 0.0,
             "tokens/generated": float(sum(e["generated"] for e in episodes)),
-            "episodes": float(len(episodes)),
+            "episodes": float(len(summaries)),
+            "episodes/dropped": float(len(summaries) - len(episodes)),
         }
     )
     return out
@@ -161,6 +168,13 @@ class Telemetry:
                         "reward": reward, "outcome": scored.verdict.outcome.value, "final_sql": r.final_sql,
                         "rounds": len(r.rounds), "tool_calls": r.tool_calls, "stop_reason": r.stop_reason.value,
                         "generated_tokens": r.generated_tokens,
+                    }  # fmt: skip
+                    f.write(json.dumps(record) + "\n")
+                for rollout in g.dropped:  # not scored, not trained: why it ended is what matters
+                    r = rollout.result
+                    record = {
+                        "step": step, "question_id": g.task.question_id, "sample": rollout.sample, "dropped": True,
+                        "stop_reason": r.stop_reason.value, "error": r.error,
                     }  # fmt: skip
                     f.write(json.dumps(record) + "\n")
 

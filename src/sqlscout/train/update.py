@@ -15,17 +15,20 @@ from __future__ import annotations
 
 import contextlib
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Any, Callable, Sequence
 
 import torch
+from accelerate import Accelerator
+from accelerate.utils import DistributedType
+from torch.optim.lr_scheduler import LRScheduler
 
-from sqlscout.train.config import LossConfig
-from sqlscout.train.logprobs import token_logprobs
+from sqlscout.train.config import LossConfig, OptimConfig
+from sqlscout.train.logprobs import Truncation, token_logprobs
 from sqlscout.train.loss import aggregation_weights, token_loss
 from sqlscout.train.mask import TrainSample
 
-__all__ = ["UpdateStats", "grpo_update", "micro_batches", "pad_batch"]
+__all__ = ["UpdateContext", "UpdateStats", "grpo_update", "micro_batches", "pad_batch"]
 
 # Entropy is telemetry: estimated on every 8th trained token, it costs ~5 % of the
 # vocabulary-sized work instead of ~45 % (measured on a 248k vocabulary).
@@ -36,16 +39,89 @@ ENTROPY_STRIDE = 8
 ReferenceFn = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
 
 
+@dataclass(frozen=True)
+class UpdateContext:
+    """What every micro-step of an update needs.
+
+    Attributes:
+        model: the policy, as the accelerator prepared it (forward passes go through it).
+        loss: the surrogate's settings.
+        temperature: the temperature log-probabilities are taken at.
+        kl_coef: this step's KL coefficient.
+        reference: ``reference(ids, attention, trained)`` gives the frozen policy's
+            log-probabilities of the trained tokens (None: no KL term, KL not measured).
+        pad_id: the padding token.
+        accelerator: the run's accelerator (None: one process, no accelerator).
+        truncation: the top-k / top-p the sampler drew with and took its reported
+            log-probabilities after (hf and vLLM both do); the truncated importance
+            weight compares the trainer's probability in that same processed
+            distribution with the sampler's, so equal weights give a weight of 1.
+            None: the sampler reports log-probabilities of the whole distribution.
+    """
+
+    model: torch.nn.Module
+    loss: LossConfig
+    temperature: float
+    kl_coef: float
+    reference: ReferenceFn | None
+    pad_id: int
+    accelerator: Accelerator | None = None
+    truncation: Truncation | None = None
+
+    @property
+    def device(self) -> torch.device:
+        return self.accelerator.device if self.accelerator is not None else next(self.model.parameters()).device
+
+    @property
+    def world(self) -> int:
+        return self.accelerator.num_processes if self.accelerator is not None else 1
+
+
 @dataclass
 class UpdateStats:
+    """Sums over the trained tokens of an update (this process), and their means.
+
+    ``loss`` is the summed (weighted) loss, ``grad_norm`` the last optimizer step's.
+    """
+
     loss: float = 0.0
-    kl: float = 0.0  # mean k3 per trained token
-    clip_frac: float = 0.0  # share of trained tokens where the clip was active
-    entropy: float = 0.0  # mean entropy per trained token (nats), on every ENTROPY_STRIDE-th token
-    is_weight: float = 1.0  # mean truncated IS weight
-    grad_norm: float = 0.0
+    kl_sum: float = 0.0
+    clipped: int = 0
+    entropy_sum: float = 0.0
+    entropy_tokens: int = 0  # tokens whose entropy was estimated (every ENTROPY_STRIDE-th)
+    is_weight_sum: float = 0.0
+    is_weight_min: float = math.inf
+    is_weight_max: float = -math.inf
     tokens: int = 0  # trained tokens (this process)
     micro_batches: int = 0
+    grad_norm: float = 0.0
+
+    def add(self, other: UpdateStats) -> None:
+        for f in fields(self):
+            if f.name not in ("grad_norm", "is_weight_min", "is_weight_max"):
+                setattr(self, f.name, getattr(self, f.name) + getattr(other, f.name))
+        self.is_weight_min = min(self.is_weight_min, other.is_weight_min)
+        self.is_weight_max = max(self.is_weight_max, other.is_weight_max)
+
+    @property
+    def kl(self) -> float:
+        """Mean k3 per trained token."""
+        return self.kl_sum / max(self.tokens, 1)
+
+    @property
+    def clip_frac(self) -> float:
+        """Share of trained tokens where the clip was active."""
+        return self.clipped / max(self.tokens, 1)
+
+    @property
+    def entropy(self) -> float:
+        """Mean entropy per trained token (nats), on every ENTROPY_STRIDE-th token."""
+        return self.entropy_sum / max(self.entropy_tokens, 1)
+
+    @property
+    def is_weight(self) -> float:
+        """Mean truncated IS weight."""
+        return self.is_weight_sum / max(self.tokens, 1)
 
 
 def micro_batches(lengths: Sequence[int], max_tokens: int) -> list[list[int]]:
@@ -95,55 +171,44 @@ def _chunks(items: list[int], parts: int) -> list[list[int]]:
 
 
 @torch.no_grad()
-def _fill_old_logprobs(model: Any, samples: Sequence[TrainSample], pad_id: int, max_tokens: int, temperature: float, device: torch.device) -> None:
+def _fill_old_logprobs(ctx: UpdateContext, samples: Sequence[TrainSample], max_tokens: int) -> None:
     """The trainer's own pre-update log-probabilities (needed when one batch feeds several updates)."""
     for group in micro_batches([len(s.token_ids) for s in samples], max_tokens):
         batch = [samples[i] for i in group]
-        ids, attention, trained = pad_batch(batch, pad_id, device)
-        logp, _ = token_logprobs(model, ids, attention, trained, temperature=temperature)
+        ids, attention, trained = pad_batch(batch, ctx.pad_id, ctx.device)
+        out = token_logprobs(ctx.model, ids, attention, trained, temperature=ctx.temperature, truncation=ctx.truncation)
         offset = 0
         for s in batch:
-            s.old_logprobs = logp[offset : offset + s.n_trained].tolist()
+            s.old_logprobs = out.logp[offset : offset + s.n_trained].tolist()
+            s.old_kept_lognorm = out.kept_lognorm[offset : offset + s.n_trained].tolist()
             offset += s.n_trained
 
 
 def grpo_update(
-    model: torch.nn.Module,
+    ctx: UpdateContext,
     optimizer: torch.optim.Optimizer,
-    scheduler: Any,
+    scheduler: LRScheduler | None,
     samples: Sequence[TrainSample],
-    loss_config: LossConfig,
-    *,
-    temperature: float,
-    kl_coef: float,
-    reference: ReferenceFn | None,
-    pad_id: int,
-    micro_batch_tokens: int,
-    mini_batches: int = 1,
-    max_grad_norm: float | None = 1.0,
-    accelerator: Any = None,
+    optim: OptimConfig,
 ) -> UpdateStats:
-    """Run ``mini_batches`` optimizer steps over ``samples``; return the step's statistics.
-
-    ``reference(ids, attention, trained)`` gives the frozen policy's log-probabilities of
-    the trained tokens (None: no KL term, KL not measured).
-    """
-    device = accelerator.device if accelerator is not None else next(model.parameters()).device
-    samples = [s for s in samples]
-    if mini_batches > 1:
-        _fill_old_logprobs(model, samples, pad_id, micro_batch_tokens, temperature, device)
-    totals = {"loss": 0.0, "kl": 0.0, "clip": 0.0, "entropy": 0.0, "entropy_n": 0, "isw": 0.0, "tokens": 0, "micro": 0,
-              "norm": 0.0}  # fmt: skip
+    """Run ``optim.mini_batches`` optimizer steps over ``samples`` (micro-batched by
+    ``optim.micro_batch_tokens``, gradients clipped to ``optim.max_grad_norm``); return
+    the step's statistics."""
+    model, accelerator = ctx.model, ctx.accelerator
+    samples = list(samples)
+    if optim.mini_batches > 1:
+        _fill_old_logprobs(ctx, samples, optim.micro_batch_tokens)
+    stats = UpdateStats()
     order = list(range(len(samples)))
-    updates = _chunks(order, mini_batches) if order else []
+    updates = _chunks(order, optim.mini_batches) if order else []
     for update in updates:
         batch = [samples[i] for i in update]
         counts = [s.n_trained for s in batch]
-        n_seq, n_tok, world = _global_counts(batch, accelerator)
+        n_seq, n_tok = _global_counts(batch, accelerator)
         weights = aggregation_weights(
-            counts, loss_config.aggregation, normalizer=loss_config.normalizer, n_sequences=n_seq, n_tokens=n_tok
+            counts, ctx.loss.aggregation, normalizer=ctx.loss.normalizer, n_sequences=n_seq, n_tokens=n_tok
         )
-        groups = micro_batches([len(s.token_ids) for s in batch], micro_batch_tokens)
+        groups = micro_batches([len(s.token_ids) for s in batch], optim.micro_batch_tokens)
         groups = _pad_group_count(groups, accelerator)
         model.train()
         for k, group in enumerate(groups):
@@ -153,77 +218,67 @@ def grpo_update(
                 # the prepared optimizer only steps while this is True.
                 accelerator.sync_gradients = last
             with _no_sync(model, accelerator, last):
-                _micro_step(
-                    model, [batch[i] for i in group] if group else [batch[0]], [weights[i] for i in group] if group else [0.0],
-                    loss_config, temperature, kl_coef, reference, pad_id, device, world, accelerator, totals,
-                )
-        totals["norm"] = _step(model, optimizer, scheduler, max_grad_norm, accelerator)
-    tokens = max(totals["tokens"], 1)
-    return UpdateStats(
-        loss=totals["loss"],
-        kl=totals["kl"] / tokens,
-        clip_frac=totals["clip"] / tokens,
-        entropy=totals["entropy"] / max(totals["entropy_n"], 1),
-        is_weight=totals["isw"] / tokens,
-        grad_norm=totals["norm"],
-        tokens=totals["tokens"],
-        micro_batches=totals["micro"],
-    )
+                if group:
+                    stats.add(_micro_step(ctx, [batch[i] for i in group], [weights[i] for i in group]))
+                else:  # an empty micro-batch: a zero-weight pass so collectives pair up
+                    stats.add(_micro_step(ctx, [batch[0]], [0.0]))
+        stats.grad_norm = _step(model, optimizer, scheduler, optim.max_grad_norm, accelerator)
+    return stats
 
 
-def _micro_step(
-    model: torch.nn.Module,
-    batch: list[TrainSample],
-    weights: list[float],
-    cfg: LossConfig,
-    temperature: float,
-    kl_coef: float,
-    reference: ReferenceFn | None,
-    pad_id: int,
-    device: torch.device,
-    world: int,
-    accelerator: Any,
-    totals: dict[str, float],
-) -> None:
-    ids, attention, trained = pad_batch(batch, pad_id, device)  # (B, L) each
-    logp, entropy = token_logprobs(
-        model, ids, attention, trained, temperature=temperature, entropy_stride=ENTROPY_STRIDE
+def _micro_step(ctx: UpdateContext, batch: list[TrainSample], weights: list[float]) -> UpdateStats:
+    """Forward and backward over one micro-batch; its statistics (none for a zero-weight pass)."""
+    cfg, device = ctx.loss, ctx.device
+    ids, attention, trained = pad_batch(batch, ctx.pad_id, device)  # (B, L) each
+    logp, entropy, kept = token_logprobs(
+        ctx.model, ids, attention, trained, temperature=ctx.temperature, entropy_stride=ENTROPY_STRIDE,
+        truncation=ctx.truncation,
     )  # (N,) each; entropy NaN off the stride
-    old = logp.detach() if batch[0].old_logprobs is None else _flat(batch, "old_logprobs", device)
-    sampler = _flat(batch, "sampler_logprobs", device)
+    if batch[0].old_logprobs is None:  # one update per batch: pi_old is the current policy
+        old = logp.detach()
+    else:
+        old, kept = _flat(batch, "old_logprobs", device), _flat(batch, "old_kept_lognorm", device)
+    # The sampler reports log pi_sampler in its processed (truncated) distribution; adding
+    # the mass pi_old's truncation keeps puts it on the scale of old, so that
+    # exp(old - sampler) = pi_old / pi_sampler, both processed: 1 for equal weights.
+    sampler = _flat(batch, "sampler_logprobs", device) + kept
     sampler = torch.where(torch.isnan(sampler), old, sampler)  # no sampler value: no correction
     ref = None
-    if reference is not None:
+    if ctx.reference is not None:
         with torch.no_grad():
-            ref = reference(ids, attention, trained)
+            ref = ctx.reference(ids, attention, trained)
     advantages = _per_token(batch, [s.advantage for s in batch], device)
     pieces = token_loss(
         logp, old, sampler, advantages,
-        clip_low=cfg.clip_low, clip_high=cfg.clip_high, is_cap=cfg.is_cap, ref_logp=ref, kl_coef=kl_coef,
+        clip_low=cfg.clip_low, clip_high=cfg.clip_high, is_cap=cfg.is_cap, ref_logp=ref, kl_coef=ctx.kl_coef,
     )  # fmt: skip
     weight = _per_token(batch, weights, device)
     # Data-parallel backends average gradients over processes; the weights already
     # divide by the global count, so undo that average.
-    loss = (pieces.loss * weight).sum() * world
-    if accelerator is not None:
-        accelerator.backward(loss)
+    loss = (pieces.loss * weight).sum() * ctx.world
+    if ctx.accelerator is not None:
+        ctx.accelerator.backward(loss)
     else:
         loss.backward()
-    live = sum(w > 0 for w in weights) > 0
-    if live:
-        n = int(logp.numel())
-        totals["loss"] += float(loss.detach()) / world
-        totals["kl"] += float(pieces.kl.detach().sum())
-        totals["clip"] += float(pieces.clipped.sum())
-        sampled = ~torch.isnan(entropy)
-        totals["entropy"] += float(entropy[sampled].sum())
-        totals["entropy_n"] += int(sampled.sum())
-        totals["isw"] += float(pieces.is_weight.sum())
-        totals["tokens"] += n
-    totals["micro"] += 1
+    if not any(w > 0 for w in weights):
+        return UpdateStats(micro_batches=1)
+    sampled = ~torch.isnan(entropy)
+    return UpdateStats(
+        loss=float(loss.detach()) / ctx.world,
+        kl_sum=float(pieces.kl.detach().sum()),
+        clipped=int(pieces.clipped.sum()),
+        entropy_sum=float(entropy[sampled].sum()),
+        entropy_tokens=int(sampled.sum()),
+        is_weight_sum=float(pieces.is_weight.sum()),
+        is_weight_min=float(pieces.is_weight.min()),
+        is_weight_max=float(pieces.is_weight.max()),
+        tokens=int(logp.numel()),
+        micro_batches=1,
+    )
 
 
-def _step(model: torch.nn.Module, optimizer: Any, scheduler: Any, max_grad_norm: float | None, accelerator: Any) -> float:
+def _step(model: torch.nn.Module, optimizer: torch.optim.Optimizer, scheduler: LRScheduler | None, max_grad_norm: float | None,
+          accelerator: Accelerator | None) -> float:  # fmt: skip
     params = [p for p in model.parameters() if p.requires_grad]
     if max_grad_norm is not None:
         clip = accelerator.clip_grad_norm_ if accelerator is not None else torch.nn.utils.clip_grad_norm_
@@ -239,17 +294,17 @@ def _step(model: torch.nn.Module, optimizer: Any, scheduler: Any, max_grad_norm:
     return norm
 
 
-def _global_counts(batch: Sequence[TrainSample], accelerator: Any) -> tuple[int, int, int]:
-    """(episodes, trained tokens, processes) over every process of the run."""
+def _global_counts(batch: Sequence[TrainSample], accelerator: Accelerator | None) -> tuple[int, int]:
+    """(episodes, trained tokens) over every process of the run."""
     n_seq, n_tok = len(batch), sum(s.n_trained for s in batch)
     if accelerator is None or accelerator.num_processes == 1:
-        return n_seq, n_tok, 1
+        return n_seq, n_tok
     counts = torch.tensor([n_seq, n_tok], device=accelerator.device)
     total = accelerator.reduce(counts, reduction="sum")
-    return int(total[0]), int(total[1]), accelerator.num_processes
+    return int(total[0]), int(total[1])
 
 
-def _pad_group_count(groups: list[list[int]], accelerator: Any) -> list[list[int]]:
+def _pad_group_count(groups: list[list[int]], accelerator: Accelerator | None) -> list[list[int]]:
     """Every process must run as many forward/backward passes (collectives pair up):
     the ones with fewer micro-batches add empty ones (zero weight)."""
     if accelerator is None or accelerator.num_processes == 1:
@@ -258,12 +313,10 @@ def _pad_group_count(groups: list[list[int]], accelerator: Any) -> list[list[int
     return groups + [[] for _ in range(most - len(groups))]
 
 
-def _no_sync(model: torch.nn.Module, accelerator: Any, last: bool) -> contextlib.AbstractContextManager[Any]:
+def _no_sync(model: torch.nn.Module, accelerator: Accelerator | None, last: bool) -> contextlib.AbstractContextManager[Any]:
     """Skip DDP's gradient all-reduce on all but the last micro-batch."""
     if accelerator is None or last or accelerator.num_processes == 1:
         return contextlib.nullcontext()
-    from accelerate.utils import DistributedType
-
     if accelerator.distributed_type is DistributedType.MULTI_GPU:
         return accelerator.no_sync(model)
     return contextlib.nullcontext()

@@ -1,0 +1,47 @@
+"""A step's experience on real Spider databases: episodes the model did not end (a
+backend failure) are kept out of their group's scores and the update, and counted."""
+
+from __future__ import annotations
+
+import json
+
+from sqlscout.backends.offline_tokenizers import qwen3_5_tokenizer
+from sqlscout.backends.scripted import ScriptedBackend, ScriptTurn
+from sqlscout.env.trace import StopReason
+from sqlscout.runner import Runner, RunnerConfig
+from sqlscout.scoring import REWARD_PRESETS
+from sqlscout.train.config import DataConfig
+from sqlscout.train.questions import load_questions
+from sqlscout.train.rollout import GoldCache, collect_groups
+from sqlscout.train.telemetry import episode_summaries, rollout_metrics
+
+from conftest import SPIDER
+
+
+def test_episodes_ended_by_a_backend_failure_are_dropped_not_scored_and_counted():
+    tasks = load_questions(DataConfig(benchmark="spider", path=str(SPIDER), split="dev", db_ids=("concert_singer",), limit=2))
+    gold = {t.question: t.gold_sql for t in tasks}
+
+    def reply(turn: ScriptTurn) -> str:  # half right, half wrong
+        sql = gold[next(q for q in gold if q in turn.prompt)] if (turn.params.seed or 0) % 2 else "SELECT 1"
+        return json.dumps({"tool": "submit_sql", "args": {"sql": sql}})
+
+    def fails(turn: ScriptTurn) -> bool:  # one request in three fails (max_batch 1: that episode alone)
+        return (turn.params.seed or 0) % 3 == 0
+
+    backend = ScriptedBackend(reply, tokenizer=qwen3_5_tokenizer(), raise_on=fails)
+    with Runner(backend, RunnerConfig(max_batch=1)) as runner:
+        groups = collect_groups(runner, tasks, [0, 1], group_size=6, seed=5, reward=REWARD_PRESETS["sqale-dense"],
+                                scale_by_std=False, gold=GoldCache())  # fmt: skip
+    for g in groups:  # only what the model ended is scored (and so trained)
+        assert all(r.result.stop_reason is StopReason.SUBMITTED for r in g.rollouts)
+    dropped = [r for g in groups for r in g.dropped]
+    assert dropped and all(r.result.stop_reason is StopReason.BACKEND_ERROR for r in dropped)
+    for g in groups:
+        assert len(g.rollouts) == len(g.scored) == len(g.rewards) == len(g.advantages) == 6 - len(g.dropped)
+        if len(g.rewards) >= 2:  # the baseline is the mean of the scored episodes only
+            assert sum(g.advantages) == 0.0 or abs(sum(g.advantages)) < 1e-9
+    metrics = rollout_metrics(episode_summaries(groups))
+    assert metrics["episodes"] == 12 and metrics["episodes/dropped"] == len(dropped)
+    scored = 12 - len(dropped)
+    assert metrics["outcome/equivalent"] * scored == sum(1 for g in groups for s in g.scored if s.verdict.outcome.value == "equivalent")
