@@ -59,7 +59,14 @@ def test_health_and_openapi_need_no_token(served) -> None:
 
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}])
 def test_a_missing_or_wrong_token_is_refused(served, headers: dict[str, str]) -> None:
-    for method, path, body in [("GET", "/v1/databases", None), ("POST", "/v1/tools/list_tables", {"db": "music"})]:
+    # Refused before anything else is looked at: a bad body, a path, an unknown tool.
+    for method, path, body in [
+        ("GET", "/v1/databases", None),
+        ("POST", "/v1/tools/list_tables", {"db": "music"}),
+        ("POST", "/v1/tools/list_tables", {"db": str(SINGER)}),
+        ("POST", "/v1/tools/drop_table", {"nonsense": 1}),
+        ("POST", "/v1/ask", {"db": "music", "question": "How many genres?"}),
+    ]:
         response = httpx.request(method, served[0] + path, json=body, headers=headers)
         assert response.status_code == 401
         assert response.headers["www-authenticate"] == "Bearer"

@@ -29,7 +29,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from sqlscout import __version__
-from sqlscout.env.tools import TOOLS
 from sqlscout.errors import ConfigError, SqlscoutError, ToolArgumentError
 from sqlscout.scoring import Semantics
 from sqlscout.serve.ask import AskRequest, AskService
@@ -128,10 +127,9 @@ def create_app(tools: ToolService, ask: AskService | None = None, token: str | N
 
     @api.post("/tools/{name}", summary="Call one tool on one database")
     async def call(name: str, body: ToolBody) -> dict[str, Any]:
-        if name not in TOOLS:
-            raise UnknownTool(f"no tool named {name!r}; the tools are {', '.join(TOOLS)}")
+        tool = tools.tool(name)
         tools.catalog.get(body.db)
-        TOOLS[name].bind(body.args)  # bad arguments are the caller's error: 422
+        tool.bind(body.args)  # bad arguments are the caller's error: 422
         outcome = await tools.call(name, body.args, body.db)
         return {"db": body.db, "tool": name, "ok": outcome.ok, "output": outcome.text, "elapsed_s": outcome.elapsed_s}
 
