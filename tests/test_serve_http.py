@@ -10,6 +10,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 
 import httpx
 import pytest
@@ -58,7 +59,14 @@ def test_health_and_openapi_need_no_token(served) -> None:
 
 @pytest.mark.parametrize("headers", [{}, {"Authorization": "Bearer wrong"}, {"Authorization": TOKEN}])
 def test_a_missing_or_wrong_token_is_refused(served, headers: dict[str, str]) -> None:
-    for method, path, body in [("GET", "/v1/databases", None), ("POST", "/v1/tools/list_tables", {"db": "music"})]:
+    # Refused before anything else is looked at: a bad body, a path, an unknown tool.
+    for method, path, body in [
+        ("GET", "/v1/databases", None),
+        ("POST", "/v1/tools/list_tables", {"db": "music"}),
+        ("POST", "/v1/tools/list_tables", {"db": str(SINGER)}),
+        ("POST", "/v1/tools/drop_table", {"nonsense": 1}),
+        ("POST", "/v1/ask", {"db": "music", "question": "How many genres?"}),
+    ]:
         response = httpx.request(method, served[0] + path, json=body, headers=headers)
         assert response.status_code == 401
         assert response.headers["www-authenticate"] == "Bearer"
@@ -194,6 +202,15 @@ def test_bad_input_gets_a_clear_json_error(client: httpx.Client, route: str, bod
     assert error["type"] == kind and error["message"] and "Traceback" not in response.text
 
 
+def test_a_body_over_the_limit_is_refused(client: httpx.Client) -> None:
+    from sqlscout.serve.http_api import MAX_BODY_BYTES
+
+    sql = "SELECT '" + "x" * MAX_BODY_BYTES + "'"
+    response = client.post("/v1/tools/run_query", json={"db": "music", "args": {"sql": sql}})
+    assert response.status_code == 413
+    assert response.json()["error"] == {"type": "too_large", "message": "the body is over 1000000 bytes"}
+
+
 def test_a_body_that_is_not_json_is_refused(client: httpx.Client) -> None:
     response = client.post("/v1/tools/list_tables", content=b"{db: music", headers={"content-type": "application/json"})
     assert response.status_code == 422
@@ -266,3 +283,49 @@ def test_the_listening_socket_names_tcp_so_asyncio_turns_nagle_off() -> None:
         assert sock.proto == socket.IPPROTO_TCP
     finally:
         sock.close()
+
+
+def test_a_request_past_its_deadline_gets_504() -> None:
+    config = ServeConfig(SandboxConfig(timeout_s=10.0), request_timeout_s=0.3)
+    catalog = Catalog.from_args([str(SINGER)], config.sandbox)
+    tools = ToolService(catalog, config)
+    with ServerThread(create_app(tools)) as url:
+        response = httpx.post(f"{url}/v1/tools/run_query", json={"db": "concert_singer", "args": {"sql": RUNAWAY}}, timeout=30)
+        assert response.status_code == 504
+        assert response.json()["error"] == {
+            "type": "deadline",
+            "message": "the request ran past its deadline of 0.3 s; simplify it",
+        }
+    tools.close()
+    catalog.close()
+
+
+def test_a_client_that_leaves_frees_its_episode_slot() -> None:
+    from sqlscout.backends.scripted import ScriptTurn
+
+    def explores_forever(turn: ScriptTurn) -> str:
+        return '{"tool": "list_tables", "args": {}}'
+
+    config = ServeConfig(max_episodes=1)
+    catalog = Catalog.from_args([str(SINGER)])
+    tools = ToolService(catalog, config)
+    model = SlowScripted(explores_forever, delay=0.2)
+    ask = AskService(model, catalog, RunnerConfig(), config)
+    body = {"db": "concert_singer", "question": "How many singers?"}
+    with ServerThread(create_app(tools, ask)) as url:
+        with httpx.stream("POST", f"{url}/v1/ask", json=body, timeout=30) as response:
+            lines = response.iter_lines()  # kept: a dropped line iterator closes the connection
+            assert next(lines) == "event: round"
+            busy = httpx.post(f"{url}/v1/ask", json={**body, "stream": False}, timeout=30)
+            assert busy.status_code == 429 and busy.json()["error"]["type"] == "busy"
+        # The stream is closed: the episode stops at its next model turn and frees the slot.
+        deadline = time.monotonic() + 10
+        while httpx.post(f"{url}/v1/ask", json={**body, "stream": False}, timeout=30).status_code == 429:
+            assert time.monotonic() < deadline, "the slot was never freed"
+            time.sleep(0.1)
+        turns = len(model.batches)
+        time.sleep(0.5)
+        assert len(model.batches) == turns  # nothing is generating for the client that left
+    ask.close()
+    tools.close()
+    catalog.close()

@@ -184,11 +184,23 @@ def test_http_serves_one_database_without_a_db_argument_and_answers_ask(http_ser
                 assert (result.is_error, result.content[0].text) == (False, call_tool(db, name, args).text)
         runaway = await client.call_tool("run_query", {"sql": RUNAWAY})
         assert runaway.is_error and "timed out after 0.5 s" in runaway.content[0].text
-        answer = await client.call_tool("ask", {"question": "How many singers are older than 30?"})
+        progress: list[tuple[float, float | None, str | None]] = []
+
+        async def on_progress(done: float, total: float | None, message: str | None) -> None:
+            progress.append((done, total, message))
+
+        answer = await client.call_tool(
+            "ask", {"question": "How many singers are older than 30?"}, progress_callback=on_progress
+        )
         assert answer.is_error is False
         assert answer.content[0].text.startswith("SQL: SELECT count(*) FROM singer WHERE Age > 30\n\ncount(*)\n4\n")
         assert answer.structured_content["result"]["rows"] == [[COUNTS[30]]]
         assert [r["index"] for r in answer.structured_content["trace"]] == [1, 2, 3]
+        assert progress == [
+            (1, 7, "round 1: describe_table ok"),
+            (2, 7, "round 2: run_query ok"),
+            (3, 7, "round 3: submit_sql ok"),
+        ]
         wrong = await client.call_tool("ask", {"db": "music", "question": "How many genres?"})
         assert wrong.is_error and "no database named 'music'" in wrong.content[0].text
 

@@ -29,7 +29,6 @@ from pydantic import BaseModel, ConfigDict, Field
 from starlette.exceptions import HTTPException
 
 from sqlscout import __version__
-from sqlscout.env.tools import TOOLS
 from sqlscout.errors import ConfigError, SqlscoutError, ToolArgumentError
 from sqlscout.scoring import Semantics
 from sqlscout.serve.ask import AskRequest, AskService
@@ -128,10 +127,9 @@ def create_app(tools: ToolService, ask: AskService | None = None, token: str | N
 
     @api.post("/tools/{name}", summary="Call one tool on one database")
     async def call(name: str, body: ToolBody) -> dict[str, Any]:
-        if name not in TOOLS:
-            raise UnknownTool(f"no tool named {name!r}; the tools are {', '.join(TOOLS)}")
+        tool = tools.tool(name)
         tools.catalog.get(body.db)
-        TOOLS[name].bind(body.args)  # bad arguments are the caller's error: 422
+        tool.bind(body.args)  # bad arguments are the caller's error: 422
         outcome = await tools.call(name, body.args, body.db)
         return {"db": body.db, "tool": name, "ok": outcome.ok, "output": outcome.text, "elapsed_s": outcome.elapsed_s}
 
@@ -154,14 +152,6 @@ def create_app(tools: ToolService, ask: AskService | None = None, token: str | N
 
     app.include_router(api)
 
-    @app.middleware("http")
-    async def limit_body(request: Request, call_next: Any) -> Any:
-        length = request.headers.get("content-length")
-        if length is not None and (not length.isdigit() or int(length) > MAX_BODY_BYTES):
-            body = {"error": {"type": "too_large", "message": f"the body is over {MAX_BODY_BYTES} bytes"}}
-            return JSONResponse(body, status_code=413)
-        return await call_next(request)
-
     @app.exception_handler(SqlscoutError)
     async def known(_: Request, exc: SqlscoutError) -> JSONResponse:
         return _json_error(exc)
@@ -183,7 +173,29 @@ def create_app(tools: ToolService, ask: AskService | None = None, token: str | N
     async def unexpected(_: Request, exc: Exception) -> JSONResponse:
         return _json_error(exc)
 
+    app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES)
     return app
+
+
+class BodyLimit:
+    """ASGI middleware: a body declared larger than ``limit`` bytes gets a JSON 413.
+
+    Plain ASGI rather than ``@app.middleware`` (Starlette's BaseHTTPMiddleware), which
+    runs every response, the event streams too, through one more task and buffer.
+    """
+
+    def __init__(self, app: Any, limit: int) -> None:
+        self.app = app
+        self.limit = limit
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            length = dict(scope.get("headers") or []).get(b"content-length", b"0").decode("latin-1")
+            if not length.isdigit() or int(length) > self.limit:
+                body = {"error": {"type": "too_large", "message": f"the body is over {self.limit} bytes"}}
+                await JSONResponse(body, status_code=413)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def _stream(service: AskService, request: AskRequest) -> StreamingResponse:

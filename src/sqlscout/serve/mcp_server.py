@@ -10,7 +10,8 @@ Transports: stdio (:func:`run_stdio`) or streamable HTTP (:func:`http_app`).
 
 from __future__ import annotations
 
-from typing import Any
+import asyncio
+from typing import Any, Callable
 
 import mcp_types as types
 from mcp import MCPError
@@ -69,14 +70,14 @@ def build_server(tools: ToolService, ask: AskService | None = None) -> Server[An
     async def list_tools(_ctx: Any, _params: Any) -> types.ListToolsResult:
         return types.ListToolsResult(tools=listed)
 
-    async def call_tool(_ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
+    async def call_tool(ctx: Any, params: types.CallToolRequestParams) -> types.CallToolResult:
         args = dict(params.arguments or {})
         db = args.pop(DB_ARGUMENT, None)
         try:
             if params.name == ASK_TOOL and ask is not None:
                 evidence = args.get("evidence")
                 request = AskRequest(db, str(args.get("question", "")), None if evidence is None else str(evidence))
-                payload = await ask.ask(request)
+                payload = await ask.ask(request, _progress(ctx, ask.runner.episode.max_rounds + 1))
                 return types.CallToolResult(content=[_text(answer_text(payload))], structured_content=payload)
             if params.name not in TOOLS:
                 raise MCPError(INVALID_PARAMS, f"no tool named {params.name!r}; list the tools with tools/list")
@@ -115,6 +116,20 @@ def build_server(tools: ToolService, ask: AskService | None = None) -> Server[An
         on_list_resources=list_resources,
         on_read_resource=read_resource,
     )
+
+
+def _progress(ctx: Any, total: int) -> Callable[[dict[str, Any]], None]:
+    """Each round of an ``ask`` episode as a progress notification (when the client asked
+    for progress: the SDK drops them otherwise). Rounds end on a pool thread; the
+    notification is sent from the server's event loop."""
+    loop = asyncio.get_running_loop()
+
+    def on_round(event: dict[str, Any]) -> None:
+        calls = ", ".join(f"{c['tool']} {'ok' if c['ok'] else 'failed'}" for c in event["calls"]) or "no tool call"
+        message = f"round {event['index']}: {'final answer' if event['final'] else calls}"
+        asyncio.run_coroutine_threadsafe(ctx.session.report_progress(event["index"], total, message), loop)
+
+    return on_round
 
 
 def _text(text: str) -> types.TextContent:

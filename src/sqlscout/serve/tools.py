@@ -14,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, TypeVar
 
-from sqlscout.env.tools import TOOLS, ToolOutcome, call_tool, tool_specs
+from sqlscout.env.tools import TOOLS, Tool, ToolOutcome, call_tool, tool_specs
 from sqlscout.scoring import Semantics, Verdict, score_sql
 from sqlscout.serve.catalog import Catalog
 from sqlscout.serve.config import ServeConfig
@@ -80,9 +80,15 @@ class ToolService:
         Raises:
             UnknownTool, UnknownDatabase: the request names neither.
         """
-        if tool not in TOOLS:
-            raise UnknownTool(f"no tool named {tool!r}; the tools are {', '.join(TOOLS)}")
+        self.tool(tool)
         return call_tool(self.catalog.get(db), tool, args)
+
+    def tool(self, name: str) -> Tool:
+        """The tool called ``name``, or :class:`UnknownTool` naming the eight."""
+        found = TOOLS.get(name)
+        if found is None:
+            raise UnknownTool(f"no tool named {name!r}; the tools are {', '.join(TOOLS)}")
+        return found
 
     async def call(self, tool: str, args: Mapping[str, Any], db: str | None) -> ToolOutcome:
         """:meth:`call_now` on the pool under the request deadline."""
