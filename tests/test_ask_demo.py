@@ -9,7 +9,6 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from sqlscout.backends.base import SamplingParams
 from sqlscout.backends.scripted import ScriptedBackend
 from sqlscout.cli.main import app
 from sqlscout.cli.trace import fold, split_reasoning

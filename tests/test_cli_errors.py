@@ -8,7 +8,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import CHINOOK, SPIDER, REPO
+from conftest import SPIDER, REPO
 from typer.testing import CliRunner
 
 from sqlscout.cli.main import app

@@ -5,7 +5,6 @@ statement-free predictions."""
 from __future__ import annotations
 
 import json
-import logging
 
 import pytest
 from conftest import CHINOOK, SPIDER

@@ -15,7 +15,7 @@ import time
 import httpx
 import pytest
 
-from conftest import CHINOOK, REPO, spider_db
+from conftest import CHINOOK, REPO
 from sqlscout.env.sandbox import Database, SandboxConfig
 from sqlscout.env.tools import TOOLS, call_tool
 from sqlscout.runner import RunnerConfig

@@ -20,13 +20,13 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any, Callable
 
-from sqlscout.backends.base import Backend, Generation
+from sqlscout.backends.base import Backend
 from sqlscout.env.render import render_table
 from sqlscout.env.sandbox import Database
 from sqlscout.env.task import Task
 from sqlscout.env.trace import EpisodeResult, RoundRecord
 from sqlscout.errors import ConfigError, QueryError
-from sqlscout.runner import Runner, RunnerConfig
+from sqlscout.runner import Runner, RunnerConfig, Turn
 from sqlscout.serve.batching import BatchingBackend, RequestBackend
 from sqlscout.serve.catalog import Catalog
 from sqlscout.serve.config import ServeConfig
@@ -55,25 +55,14 @@ class AskRequest:
 
 
 class _RequestRunner(Runner):
-    """The runner of one request: the served databases, and a call after every round.
+    """The runner of one request, over the served databases (opened once, at start)."""
 
-    Runner has no per-round callback yet (issue 9 plans one for ``ask``); until it does,
-    this hooks the step that feeds a completion to its episode.
-    """
-
-    def __init__(self, backend: Backend, config: RunnerConfig, catalog: Catalog, on_round: RoundCallback | None) -> None:
+    def __init__(self, backend: Backend, config: RunnerConfig, catalog: Catalog) -> None:
         super().__init__(backend, config)
         self._catalog = catalog
-        self._on_round = on_round
 
     def database(self, path: Path) -> Database:
         return self._catalog.by_path(path)
-
-    def _advance(self, state: Any, generation: Generation) -> None:
-        seen = len(state.episode.rounds)
-        super()._advance(state, generation)
-        if self._on_round is not None and len(state.episode.rounds) > seen:
-            self._on_round(round_event(state.episode.rounds[-1]))
 
 
 class AskService:
@@ -110,8 +99,12 @@ class AskService:
         view = RequestBackend(self.model, time.monotonic() + timeout, cancelled or threading.Event(), timeout)
         config = self.runner if request.seed is None else replace(self.runner, seed=request.seed)
         task = Task(f"ask-{next(self._ids)}", request.question, db.path, evidence=request.evidence, db_id=name)
-        with _RequestRunner(view, config, self.catalog, on_round) as runner:
-            rollout = next(iter(runner.run([task])))
+        def on_turn(turn: Turn) -> None:
+            if on_round is not None and turn.episode.rounds:
+                on_round(round_event(turn.episode.rounds[-1]))
+
+        with _RequestRunner(view, config, self.catalog) as runner:
+            rollout = next(iter(runner.run([task], on_turn=on_turn)))
         return answer_payload(name, rollout.result, db, self.config.answer_rows)
 
     def submit(
