@@ -118,16 +118,24 @@ def build_server(tools: ToolService, ask: AskService | None = None) -> Server[An
     )
 
 
+_PROGRESS_WAIT_S = 5.0
+
+
 def _progress(ctx: Any, total: int) -> Callable[[dict[str, Any]], None]:
     """Each round of an ``ask`` episode as a progress notification (when the client asked
     for progress: the SDK drops them otherwise). Rounds end on a pool thread; the
-    notification is sent from the server's event loop."""
+    notification is sent from the server's event loop, and the round waits until it is
+    sent, so that every round's notification reaches the client before the answer."""
     loop = asyncio.get_running_loop()
 
     def on_round(event: dict[str, Any]) -> None:
         calls = ", ".join(f"{c['tool']} {'ok' if c['ok'] else 'failed'}" for c in event["calls"]) or "no tool call"
         message = f"round {event['index']}: {'final answer' if event['final'] else calls}"
-        asyncio.run_coroutine_threadsafe(ctx.session.report_progress(event["index"], total, message), loop)
+        sent = asyncio.run_coroutine_threadsafe(ctx.session.report_progress(event["index"], total, message), loop)
+        try:
+            sent.result(timeout=_PROGRESS_WAIT_S)
+        except Exception:  # noqa: BLE001 - a lost notification must not fail the answer
+            pass
 
     return on_round
 
