@@ -11,7 +11,7 @@ import typer
 
 from rich.markup import escape
 
-from sqlscout.cli.common import console, err_console, fail
+from sqlscout.cli.common import console, err_console, fail, os_error_line, user_path
 from sqlscout.errors import SqlscoutError
 from sqlscout.scoring import Semantics
 
@@ -51,6 +51,10 @@ def score_command(
     from sqlscout.evaluation.predictions import read_predictions
     from sqlscout.evaluation.scorer import ScoreConfig, score_predictions
 
+    # Paths a user typed: '~' expanded and resolved here, or one line saying why not.
+    predictions, cache_dir = user_path(predictions, "predictions"), user_path(cache_dir, "cache folder")
+    data = user_path(data, "benchmark") if data is not None else None
+    db_root = user_path(db_root, "database root") if db_root is not None else None
     if timeout_rule not in ("query", "pair"):
         fail(f"--timeout-rule takes query or pair, got '{timeout_rule}'")
     # BIRD's rule needs each gold query's running time, which the cache does not keep.
@@ -88,7 +92,10 @@ def score_command(
         if v.gold_error is not None
     ]
     if verdicts is not None:
-        _write_verdicts(verdicts, chosen, run)
+        try:
+            _write_verdicts(user_path(verdicts, "verdicts file"), chosen, run)
+        except OSError as exc:
+            fail(f"cannot write the verdicts to {verdicts}: {os_error_line(exc)}")
     for warning in read.warnings:
         err_console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
     if as_json:
