@@ -112,6 +112,13 @@ def test_bad_bytes_inside_a_run_file_are_named(run_dir, tmp_path):
     assert "line 4" in line and "UTF-8" in line
 
 
+def test_report_on_a_run_whose_config_is_not_utf8(run_dir, tmp_path):
+    run = _copy_run(run_dir, tmp_path, b"")
+    (run / "config.json").write_bytes(b"\xff\xfe{}")
+    line = _one_line_error(CliRunner().invoke(app, ["report", str(run), "--out", str(tmp_path / "rep")]))
+    assert "not UTF-8" in line
+
+
 def test_score_a_predictions_file_with_a_bad_byte(tmp_path):
     file = tmp_path / "P.jsonl"
     file.write_bytes(b'{"question_id": 0, "sql": "SELECT 1"}\n{"question_id": 1, "sql": "SELECT 1\xff"}\n')
