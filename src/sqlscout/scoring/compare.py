@@ -76,7 +76,7 @@ class ComparisonTimeout(Exception):
 
 
 def spider_match(pred: Sequence[Row], gold: Sequence[Row], *, ordered: bool, deadline: float | None = None) -> bool:
-    """Spider test-suite semantics: equal as bags of rows (lists when ``ordered``) under
+    """Spider test-suite semantics, corrected: equal as bags of rows (lists when ``ordered``) under
     some permutation of the predicted columns. Two empty results are equal.
 
     The column search is pruned (see :func:`_column_permutation_exists`) and bounded:
