@@ -78,7 +78,7 @@ def score_command(
         if not chosen:
             fail(f"no predictions to score{f' at difficulty {difficulty}' if difficulty else ''}")
         unanswered = sum(1 for p in chosen if p.sql is None) if read.source != "run" else 0
-        run = _score_with_progress(score_predictions, _as_run(chosen, semantics), config)
+        run = _score_with_progress(score_predictions, chosen, config)
     except SqlscoutError as exc:
         fail(str(exc))
     levels = LEVELS.get("bird" if benchmark == "bird-mini" else benchmark or "", ())
@@ -93,7 +93,7 @@ def score_command(
     ]
     if verdicts is not None:
         try:
-            _write_verdicts(user_path(verdicts, "verdicts file"), chosen, run)
+            _write_verdicts(user_path(verdicts, "verdicts file"), run)
         except OSError as exc:
             fail(f"cannot write the verdicts to {verdicts}: {os_error_line(exc)}")
     for warning in read.warnings:
@@ -132,24 +132,6 @@ def score_command(
         more = f"; and {len(gold_errors) - 5} more (--json lists all)" if len(gold_errors) > 5 else ""
         count = f"{len(gold_errors)} gold quer{'y' if len(gold_errors) == 1 else 'ies'} failed"
         console.print(f"{count} (counted wrong): {shown}{more}", markup=False, soft_wrap=True)
-
-
-def _as_run(predictions: list, semantics: Semantics) -> list:
-    """The predictions with the queries the scorer is to run: under test-suite both
-    queries as the official script rewrites them (the gold cache keys the rewritten
-    gold queries apart from the originals)."""
-    if semantics is not Semantics.TEST_SUITE:
-        return predictions
-    from dataclasses import replace
-
-    from sqlscout.evaluation.scorer import Prediction
-    from sqlscout.scoring.testsuite import test_suite_sql
-
-    return [
-        Prediction(replace(p.task, gold_sql=test_suite_sql(p.task.gold_sql or "", prediction=False)),
-                   test_suite_sql(p.sql, prediction=True) if p.sql is not None else None)
-        for p in predictions
-    ]
 
 
 def _database_exists(task: Any) -> bool:
@@ -216,10 +198,10 @@ def _print_table(summary: Any) -> None:
     console.print(table)
 
 
-def _write_verdicts(path: Path, predictions: list, run: Any) -> None:
-    """One line per prediction, with the SQL as given (not as test-suite rewrote it)."""
+def _write_verdicts(path: Path, run: Any) -> None:
+    """One line per prediction, with the SQL as given (not as test-suite rewrites it)."""
     with open(path, "w", encoding="utf-8") as out:
-        for prediction, verdict in zip(predictions, run.verdicts):
+        for prediction, verdict in zip(run.predictions, run.verdicts):
             task = prediction.task
             line = {"question_id": task.question_id, "db_id": task.db_id, "difficulty": task.difficulty,
                     "sql": prediction.sql, "correct": verdict.correct(run.semantics), "verdict": verdict.to_dict()}
