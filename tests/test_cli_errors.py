@@ -111,6 +111,13 @@ def test_bad_bytes_inside_a_run_file_are_named(run_dir, tmp_path):
     assert "line 4" in line and "UTF-8" in line
 
 
+def test_report_on_a_run_whose_config_is_not_utf8(run_dir, tmp_path):
+    run = _copy_run(run_dir, tmp_path, b"")
+    (run / "config.json").write_bytes(b"\xff\xfe{}")
+    line = _one_line_error(CliRunner().invoke(app, ["report", str(run), "--out", str(tmp_path / "rep")]))
+    assert "not UTF-8" in line
+
+
 def test_score_a_predictions_file_with_a_bad_byte(tmp_path):
     file = tmp_path / "P.jsonl"
     file.write_bytes(b'{"question_id": 0, "sql": "SELECT 1"}\n{"question_id": 1, "sql": "SELECT 1\xff"}\n')
@@ -119,11 +126,23 @@ def test_score_a_predictions_file_with_a_bad_byte(tmp_path):
     assert "line 2" in line and "UTF-8" in line
 
 
-def test_the_console_script_turns_an_unexpected_os_error_into_one_line(tmp_path):
-    # The last resort in main(): run as users run it, in a process of its own.
-    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+def test_the_console_script_turns_an_unexpected_os_error_into_one_line(run_dir, tmp_path):
+    # The last resort of the application itself, run as users run it: a process of its own.
+    blocker = tmp_path / "file"
+    blocker.write_text("")
     proc = subprocess.run(
-        [sys.executable, "-m", "sqlscout.cli.main", "tool", str(tmp_path / "loop"), "list_tables"],
+        [sys.executable, "-m", "sqlscout.cli.main", "report", str(run_dir), "--out", str(blocker / "report")],
         capture_output=True, text=True, env={"PYTHONPATH": str(REPO / "src"), "PATH": "/usr/bin:/bin"},
     )
-    assert proc.returncode == 2 and "Traceback" not in proc.stderr and proc.stderr.startswith("error:"), proc.stderr
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("error:") and "not a directory" in proc.stderr and len(proc.stderr.splitlines()) == 1
+
+
+def test_score_paths_that_cannot_be_used(tmp_path):
+    file = tmp_path / "p.jsonl"
+    file.write_text(json.dumps({"question_id": "0", "sql": "SELECT 1"}) + "\n")
+    args = ["score", str(file), "--benchmark", "spider", "--data", str(SPIDER), "--missing-db", "skip", "--only-predicted"]
+    line = _one_line_error(CliRunner().invoke(app, [*args, "--verdicts", str(tmp_path)]))
+    assert "cannot write the verdicts" in line and "is a directory" in line
+    line = _one_line_error(CliRunner().invoke(app, [*args, "--cache-dir", "~nosuchuser/cache"]))
+    assert "no such user" in line

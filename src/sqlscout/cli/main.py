@@ -60,7 +60,24 @@ class _LazyGroup(TyperGroup):
         return _LazyCommand(name, entry[1]) if entry else None
 
 
-app = typer.Typer(
+class _App(typer.Typer):
+    """The application; run as a program (the console script, ``python -m``), an OS error
+    no command caught (a file that cannot be read or written) is one line, not a
+    traceback."""
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().__call__(*args, **kwargs)
+        except OSError as exc:
+            import sys
+
+            from sqlscout.cli.common import os_error_line
+
+            sys.stderr.write(f"error: {os_error_line(exc)}\n")
+            raise SystemExit(2) from None
+
+
+app = _App(
     name="sqlscout",
     help="Agentic text-to-SQL: explore, evaluate and train small models against real SQLite.",
     no_args_is_help=True,
@@ -75,17 +92,7 @@ def _root() -> None:
 
 
 def main() -> None:  # pragma: no cover - console script shim
-    try:
-        app()
-    except OSError as exc:
-        # The last resort: an OS error no command caught (a file that cannot be read
-        # or written) is one line, not a traceback.
-        import sys
-
-        from sqlscout.cli.common import os_error_line
-
-        sys.stderr.write(f"error: {os_error_line(exc)}\n")
-        raise SystemExit(2) from None
+    app()
 
 
 if __name__ == "__main__":  # `python -m sqlscout.cli.main`, e.g. under `accelerate launch -m`

@@ -11,7 +11,7 @@ import typer
 
 from rich.markup import escape
 
-from sqlscout.cli.common import console, err_console, fail
+from sqlscout.cli.common import console, err_console, fail, os_error_line, user_path
 from sqlscout.errors import SqlscoutError
 from sqlscout.scoring import Semantics
 
@@ -51,6 +51,10 @@ def score_command(
     from sqlscout.evaluation.predictions import read_predictions
     from sqlscout.evaluation.batch_score import ScoreConfig, score_predictions
 
+    # Paths a user typed: '~' expanded and resolved here, or one line saying why not.
+    predictions, cache_dir = user_path(predictions, "predictions"), user_path(cache_dir, "cache folder")
+    data = user_path(data, "benchmark") if data is not None else None
+    db_root = user_path(db_root, "database root") if db_root is not None else None
     if timeout_rule not in ("query", "pair"):
         fail(f"--timeout-rule takes query or pair, got '{timeout_rule}'")
     # BIRD's rule needs each gold query's running time, which the cache does not keep.
@@ -74,7 +78,7 @@ def score_command(
         if not chosen:
             fail(f"no predictions to score{f' at difficulty {difficulty}' if difficulty else ''}")
         unanswered = sum(1 for p in chosen if p.sql is None) if read.source != "run" else 0
-        run = _score_with_progress(score_predictions, _as_run(chosen, semantics), config)
+        run = _score_with_progress(score_predictions, chosen, config)
     except SqlscoutError as exc:
         fail(str(exc))
     levels = LEVELS.get("bird" if benchmark == "bird-mini" else benchmark or "", ())
@@ -88,7 +92,10 @@ def score_command(
         if v.gold_error is not None
     ]
     if verdicts is not None:
-        _write_verdicts(verdicts, chosen, run)
+        try:
+            _write_verdicts(user_path(verdicts, "verdicts file"), run)
+        except OSError as exc:
+            fail(f"cannot write the verdicts to {verdicts}: {os_error_line(exc)}")
     for warning in read.warnings:
         err_console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
     if as_json:
@@ -125,24 +132,6 @@ def score_command(
         more = f"; and {len(gold_errors) - 5} more (--json lists all)" if len(gold_errors) > 5 else ""
         count = f"{len(gold_errors)} gold quer{'y' if len(gold_errors) == 1 else 'ies'} failed"
         console.print(f"{count} (counted wrong): {shown}{more}", markup=False, soft_wrap=True)
-
-
-def _as_run(predictions: list, semantics: Semantics) -> list:
-    """The predictions with the queries the scorer is to run: under test-suite both
-    queries as the official script rewrites them (the gold cache keys the rewritten
-    gold queries apart from the originals)."""
-    if semantics is not Semantics.TEST_SUITE:
-        return predictions
-    from dataclasses import replace
-
-    from sqlscout.evaluation.batch_score import Prediction
-    from sqlscout.scoring.testsuite import test_suite_sql
-
-    return [
-        Prediction(replace(p.task, gold_sql=test_suite_sql(p.task.gold_sql or "", prediction=False)),
-                   test_suite_sql(p.sql, prediction=True) if p.sql is not None else None)
-        for p in predictions
-    ]
 
 
 def _database_exists(task: Any) -> bool:
@@ -209,10 +198,10 @@ def _print_table(summary: Any) -> None:
     console.print(table)
 
 
-def _write_verdicts(path: Path, predictions: list, run: Any) -> None:
-    """One line per prediction, with the SQL as given (not as test-suite rewrote it)."""
+def _write_verdicts(path: Path, run: Any) -> None:
+    """One line per prediction, with the SQL as given (not as test-suite rewrites it)."""
     with open(path, "w", encoding="utf-8") as out:
-        for prediction, verdict in zip(predictions, run.verdicts):
+        for prediction, verdict in zip(run.predictions, run.verdicts):
             task = prediction.task
             line = {"question_id": task.question_id, "db_id": task.db_id, "difficulty": task.difficulty,
                     "sql": prediction.sql, "correct": verdict.correct(run.semantics), "verdict": verdict.to_dict()}

@@ -187,7 +187,7 @@ def score_predictions(
     """Score every prediction; see the module's docstring for how."""
     config = config or ScoreConfig()
     start = time.perf_counter()
-    work = _group(predictions)
+    work = _group(predictions, config.semantics)
     cache = ResultCache(config.cache_dir, max_rows=config.max_rows) if config.cache_dir is not None else None
     paths = [path for path, _ in work]
     hashes = dict(zip(paths, cache.database_hashes(paths))) if cache is not None else {}
@@ -217,13 +217,19 @@ def score_predictions(
     )
 
 
-def _group(predictions: Sequence[Prediction]) -> list[tuple[str, list[Item]]]:
+def _group(predictions: Sequence[Prediction], semantics: Semantics = Semantics.OFFICIAL) -> list[tuple[str, list[Item]]]:
     by_db: dict[Path, list[Item]] = defaultdict(list)
     for index, prediction in enumerate(predictions):
         task = prediction.task
         if not task.gold_sql:
             raise DataError(f"question {task.question_id} has no gold SQL to score against.")
-        by_db[task.db_path].append((index, prediction.sql, task.gold_sql))
+        pred_sql, gold_sql = prediction.sql, task.gold_sql
+        if semantics is Semantics.TEST_SUITE:  # run both as the official script rewrites them
+            from sqlscout.scoring.testsuite import test_suite_sql
+
+            gold_sql = test_suite_sql(gold_sql, prediction=False)
+            pred_sql = test_suite_sql(pred_sql, prediction=True) if pred_sql is not None else None
+        by_db[task.db_path].append((index, pred_sql, gold_sql))
     missing = sorted(str(p) for p in by_db if not p.is_file())
     if missing:
         raise DataError(f"databases not found: {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}")

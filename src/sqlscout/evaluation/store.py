@@ -66,6 +66,8 @@ class RunDir:
             raise DataError(f"{self.path} is not a run directory (no {CONFIG_FILE}); run `sqlscout eval --out {self.path}` first") from None
         except json.JSONDecodeError as exc:
             raise DataError(f"{self.config_path} is not valid JSON ({exc}); restore it or start a new run") from None
+        except UnicodeDecodeError:
+            raise DataError(f"{self.config_path} is not UTF-8 text; restore it or start a new run") from None
 
     def write_config(self, config: dict[str, Any]) -> None:
         """Replace ``config.json`` atomically (write a temporary file, then rename)."""

@@ -7,6 +7,7 @@ from sqlscout.scoring.compare import (
     results_match,
     spider_match,
     strict_match,
+    test_suite_match,
 )
 from sqlscout.scoring.gold import GoldResults
 from sqlscout.scoring.reward import REWARD_PRESETS, RewardConfig, group_rewards, reward, row_f1, tables_used
@@ -34,4 +35,5 @@ __all__ = [
     "spider_match",
     "strict_match",
     "tables_used",
+    "test_suite_match",
 ]

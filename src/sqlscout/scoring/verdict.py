@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlscout.errors import QueryError, QueryTimeout
 from sqlscout.env.sandbox import Database
-from sqlscout.scoring.compare import Row, Semantics, match_all
+from sqlscout.scoring.compare import ComparisonTimeout, Row, Semantics, match_all, test_suite_match
 from sqlscout.scoring.parsing import parse_sqlite
 
 __all__ = ["ExecResult", "Outcome", "Scored", "Verdict", "execute_for_scoring", "has_statement", "parses", "score_sql"]
@@ -240,9 +240,6 @@ def score_sql(
 
 
 def _test_suite_match(pred: list[Row], gold: list[Row], gold_sql: str, deadline: float) -> bool:
-    from sqlscout.scoring.compare import ComparisonTimeout
-    from sqlscout.scoring.testsuite import test_suite_match
-
     try:
         return test_suite_match(pred, gold, ordered="order by" in gold_sql.lower(), deadline=deadline)
     except ComparisonTimeout:
