@@ -13,7 +13,6 @@ import pytest
 from sqlscout.backends.base import GenerationRequest, SamplingParams
 from sqlscout.backends.llama_cpp import LlamaCppBackend, LlamaCppConfig, sample_token
 from sqlscout.env.chat import ChatML
-from sqlscout.drive import drive_episode
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.episode import Episode
 from sqlscout.env.trace import StopReason
@@ -158,8 +157,9 @@ def test_a_reply_cut_by_the_budget_is_a_recorded_outcome(llama_backend: LlamaCpp
     probe = Episode(task, db, EpisodeConfig(), chat=llama_backend.chat, counter=llama_backend.counter)
     budget = probe.tokens_used + 8  # the first turn may write 8 tokens, and then nothing fits
     config = EpisodeConfig(token_budget=budget, final_turn_reserve=4)
-    episode = Episode(task, db, config, chat=llama_backend.chat, counter=llama_backend.counter)
-    result = drive_episode(episode, llama_backend, SamplingParams(temperature=0.0))
+    with Runner(llama_backend, RunnerConfig(episode=config, sampling=SamplingParams(temperature=0.0), max_batch=1)) as runner:
+        (rollout,) = runner.run([task])
+    result = rollout.result
     assert result.rounds[0].finish_reason == "length" and result.rounds[0].completion_tokens == 8
     assert result.stop_reason is StopReason.BUDGET_EXHAUSTED
     assert result.total_tokens <= budget
