@@ -136,7 +136,7 @@ def _vllm_backend(model: Any, tokenizer: Any, config: RolloutConfig, out: Path, 
         tokenizer.save_pretrained(str(init))
     vllm_config = VLLMConfig(
         gpu_memory_utilization=config.vllm_gpu_memory,
-        max_model_len=config.token_budget,
+        max_model_len=config.episode.token_budget,
         seed=seed,
         enable_prefix_caching=True,
     )
