@@ -77,11 +77,13 @@ StepCallback = Callable[[dict[str, Any]], None]
 
 @dataclass
 class TrainRun:
-    """What a finished run leaves: its directory and the last step's telemetry."""
+    """What a finished run leaves: its directory and the last step's telemetry (as seen
+    by this process; ``main`` says whether it is the one that wrote them)."""
 
     out: Path
     steps: int
     last: dict[str, Any]
+    main: bool = True
 
 
 def train(
@@ -198,7 +200,7 @@ def train(
         runner.close()
         sampler.close()
     accelerator.end_training()
-    return TrainRun(out, config.steps, row)
+    return TrainRun(out, config.steps, row, accelerator.is_main_process)
 
 
 # -- the pieces of a step -----------------------------------------------------------
