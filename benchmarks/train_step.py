@@ -173,7 +173,7 @@ def setup(args: argparse.Namespace, variants: tuple[str, ...]) -> dict[str, Any]
     from accelerate import Accelerator
 
     from sqlscout.train.config import LossConfig, ModelConfig, OptimConfig
-    from sqlscout.train.logprobs import token_logprobs
+    from sqlscout.train.logprobs import Truncation, token_logprobs
     from sqlscout.train.model import _build_model, enable_checkpointing, resolve_precision
     from sqlscout.train.update import UpdateContext, grpo_update
 
@@ -205,7 +205,8 @@ def setup(args: argparse.Namespace, variants: tuple[str, ...]) -> dict[str, Any]
 
     def grpo(kl: bool) -> Any:
         ctx = UpdateContext(model, LossConfig(), temperature=0.6, kl_coef=0.01 if kl else 0.0,
-                            reference=reference if kl else None, pad_id=0, accelerator=accelerator)  # fmt: skip
+                            reference=reference if kl else None, pad_id=0, accelerator=accelerator,
+                            truncation=Truncation(20, 0.95))  # as the loop: the sampler's cut, for the IS weight  # fmt: skip
         return lambda: grpo_update(ctx, optimizer, None, samples, OptimConfig(micro_batch_tokens=max_tokens))
 
     def plain() -> None:
@@ -332,6 +333,7 @@ def ours_forced(steps: int) -> list[float]:
     from sqlscout.train.questions import length_keys, load_questions
     from sqlscout.train.rollout import GoldCache, collect_groups
     from sqlscout.train.sampler import Sampler
+    from sqlscout.train.logprobs import Truncation
     from sqlscout.train.update import UpdateContext, grpo_update
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -355,8 +357,8 @@ def ours_forced(steps: int) -> list[float]:
                                     seed=step, reward=cfg.reward.build(), scale_by_std=False, gold=GoldCache())  # fmt: skip
             samples = [train_sample(r.token_ids, r.segments, r.logprobs, 1.0 if k % 2 else -1.0)
                        for g in groups for k, r in enumerate(g.rollouts)]  # fmt: skip
-            ctx = UpdateContext(model, cfg.loss, temperature=0.6, kl_coef=0.01, reference=reference,
-                                pad_id=policy.pad_id, accelerator=accelerator)  # fmt: skip
+            ctx = UpdateContext(model, cfg.loss, temperature=0.6, kl_coef=0.01, reference=reference, pad_id=policy.pad_id,
+                                accelerator=accelerator, truncation=Truncation(20, 0.95))  # fmt: skip
             grpo_update(ctx, optimizer, scheduler, samples, cfg.optim)
             times.append(time.perf_counter() - start)
         runner.close()

@@ -53,7 +53,8 @@ def _run(cfg: Any, *, resume: bool, progress: bool) -> None:
     finally:
         if bar:
             bar.stop()
-    console.print(f"trained {result.steps} steps; telemetry, checkpoints and config in {result.out}")
+    if result.main:  # one line per run, not per process
+        console.print(f"trained {result.steps} steps; telemetry, checkpoints and config in {result.out}", soft_wrap=True)
 
 
 def _summary(row: dict[str, Any]) -> str:

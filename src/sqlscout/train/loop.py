@@ -63,10 +63,11 @@ from sqlscout.train.logprobs import Truncation
 from sqlscout.train.mask import train_sample
 from sqlscout.train.model import build_policy, resolve_precision
 from sqlscout.train.optim import build_optimizer
+from sqlscout.train.processes import make_accelerator, replicas_agree
 from sqlscout.train.questions import length_keys, load_questions, split_held_out
 from sqlscout.train.rollout import GoldCache, Group, collect_groups
 from sqlscout.train.sampler import Sampler
-from sqlscout.train.telemetry import Telemetry, episode_summaries, rollout_metrics
+from sqlscout.train.telemetry import Telemetry, episode_records, episode_summaries, rollout_metrics
 from sqlscout.train.update import UpdateContext, UpdateStats, grpo_update
 
 __all__ = ["TrainRun", "train"]
@@ -76,11 +77,13 @@ StepCallback = Callable[[dict[str, Any]], None]
 
 @dataclass
 class TrainRun:
-    """What a finished run leaves: its directory and the last step's telemetry."""
+    """What a finished run leaves: its directory and the last step's telemetry (as seen
+    by this process; ``main`` says whether it is the one that wrote them)."""
 
     out: Path
     steps: int
     last: dict[str, Any]
+    main: bool = True
 
 
 def train(
@@ -100,7 +103,7 @@ def train(
     """
     out = Path(config.out)
     precision = resolve_precision(config.model.precision)
-    accelerator = Accelerator(mixed_precision="bf16" if precision == "bf16" else "no", step_scheduler_with_optimizer=False)
+    accelerator = make_accelerator(precision)
     set_seed(config.seed)
 
     # -- the policy, its questions, its optimizer ---------------------------------
@@ -134,6 +137,7 @@ def train(
     checkpoint = latest_checkpoint(out) if resume else None
     if checkpoint is not None:
         _check_same_run(out, config)
+        accelerator.wait_for_everyone()  # every process has read the recorded config before it is rewritten
         state = load_checkpoint(accelerator, checkpoint)
         start = int(state["step"])
         curriculum.load_state_dict(state["curriculum"])
@@ -170,8 +174,11 @@ def train(
                 pad_id=policy.pad_id, accelerator=accelerator, truncation=truncation,
             )  # fmt: skip
             stats = grpo_update(ctx, optimizer, scheduler, samples, config.optim)
-            if stats.tokens:
-                kl.update(_mean_over_processes(stats.kl, accelerator))
+            trained = _sum_over_processes(stats.tokens, accelerator)
+            if trained:
+                kl.update(_sum_over_processes(stats.kl_sum, accelerator) / trained)
+            if not replicas_agree(model, accelerator):
+                raise RuntimeError(f"the processes hold different weights after step {step + 1}: data parallelism is broken")
             sampler.sync()
             updated = time.perf_counter()
 
@@ -182,7 +189,7 @@ def train(
                 row.update(_evaluate(config, sampler, held_out, runner.config, out, done, accelerator))
             telemetry.log(row)
             if config.telemetry.save_episodes:
-                telemetry.log_episodes(done, groups)
+                telemetry.log_episodes(_gathered(episode_records(done, groups), accelerator))
             if (config.checkpoint.every and done % config.checkpoint.every == 0) or done == config.steps:
                 state = {"curriculum": curriculum.state_dict(), "kl": kl.state_dict()}
                 save_checkpoint(accelerator, model, policy.tokenizer, out, done, state, keep=config.checkpoint.keep)
@@ -193,7 +200,7 @@ def train(
         runner.close()
         sampler.close()
     accelerator.end_training()
-    return TrainRun(out, config.steps, row)
+    return TrainRun(out, config.steps, row, accelerator.is_main_process)
 
 
 # -- the pieces of a step -----------------------------------------------------------
@@ -227,7 +234,7 @@ def _experience(step: int, config: TrainConfig, pool: list[Task], curriculum: Le
         kept += [g for g in groups if not g.uniform] if rollout.equal_groups == "resample" else groups
         if rollout.equal_groups == "keep":
             break
-        wanted = _sum_over_processes(sum(1 for g in groups if g.uniform), accelerator)
+        wanted = int(_sum_over_processes(sum(1 for g in groups if g.uniform), accelerator))
         if wanted == 0:
             break
     if rollout.equal_groups == "resample":
@@ -256,19 +263,22 @@ def _step_row(step: int, groups: list[Group], drawn: list[int], stats: UpdateSta
               lr: float, kl_coef: float, times: tuple[float, float, float], accelerator: Accelerator) -> dict[str, Any]:  # fmt: skip
     """The step's telemetry row; ``times`` are (began, rolled out, updated)."""
     began, rolled, updated = times
-    episodes = episode_summaries(groups)
-    if accelerator.num_processes > 1:
-        episodes = gather_object(episodes)
+
+    def total(name: str) -> float:  # the update's sums, over every process
+        return float(_sum_over_processes(getattr(stats, name), accelerator))
+
+    trained = max(total("tokens"), 1.0)
+    episodes = _gathered(episode_summaries(groups), accelerator)
     elapsed = updated - began
     row = {"step": step, **rollout_metrics(episodes)}
     row.update(
         {
-            "kl": _mean_over_processes(stats.kl, accelerator),
+            "kl": total("kl_sum") / trained,
             "kl_coef": kl_coef,
-            "clip_frac": _mean_over_processes(stats.clip_frac, accelerator),
-            "entropy": _mean_over_processes(stats.entropy, accelerator),
-            "is_weight": _mean_over_processes(stats.is_weight, accelerator),
-            "loss": stats.loss,
+            "clip_frac": total("clipped") / trained,
+            "entropy": total("entropy_sum") / max(total("entropy_tokens"), 1),
+            "is_weight": total("is_weight_sum") / trained,
+            "loss": total("loss"),
             "grad_norm": stats.grad_norm,
             "tokens/trained": float(_sum_over_processes(stats.tokens, accelerator)),
             "curriculum/mean_key": curriculum.mean_key(drawn),
@@ -323,13 +333,15 @@ def _write_config(out: Path, config: TrainConfig) -> None:
     (out / "config.yaml").write_text(yaml.safe_dump(config_to_dict(config), sort_keys=False), encoding="utf-8")
 
 
-def _mean_over_processes(value: float, accelerator: Accelerator) -> float:
-    if accelerator.num_processes == 1:
-        return float(value)
-    return _sum_over_processes(value, accelerator) / accelerator.num_processes
+def _gathered(items: list[dict[str, Any]], accelerator: Accelerator) -> list[dict[str, Any]]:
+    """Every process's ``items``, in process order (a collective: every process calls it)."""
+    return gather_object(items) if accelerator.num_processes > 1 else items
 
 
 def _sum_over_processes(value: float, accelerator: Accelerator) -> float:
+    """``value`` summed over every process (a collective: every process calls it); an
+    integer stays an integer."""
     if accelerator.num_processes == 1:
         return value
-    return float(accelerator.reduce(torch.tensor(float(value), device=accelerator.device), reduction="sum"))
+    total = accelerator.reduce(torch.tensor(value, device=accelerator.device, dtype=torch.float64), reduction="sum")
+    return int(total.round()) if isinstance(value, int) else float(total)

@@ -9,8 +9,11 @@ For a trained token t of episode i, with advantage A_i:
     loss_t  = surr_t + beta * k3_t
 
 ``pi_old`` is the trainer's own probability when the batch was collected: with one
-update per batch (the recipe) it is ``pi_theta`` detached, so rho is 1 in value and the
-product ``rho * w`` is the ratio to the sampler, truncated. The correction w makes up
+update per batch (the recipe) it is ``pi_theta`` detached, so rho is 1 in value, the
+clip never binds, and the product ``rho * w`` is the ratio to the sampler, truncated;
+the clip binds only on the later updates of ``mini_batches > 1``. ``w`` compares
+``pi_old`` and ``pi_sampler`` in the sampler's processed distribution (its top-k /
+top-p cut; see ``update.py``), so equal weights give w = 1. The correction w makes up
 for the sampler (vLLM, or the same weights in another numeric path) not computing
 exactly the trainer's probabilities.
 

@@ -19,6 +19,10 @@ import importlib.util
 from pathlib import Path
 from typing import Any, Iterator
 
+import torch
+from accelerate import Accelerator
+from accelerate.utils import DistributedType
+
 from sqlscout.backends.base import Backend
 from sqlscout.errors import ConfigError
 from sqlscout.train.config import RolloutConfig
@@ -30,8 +34,6 @@ def choose_backend(config: RolloutConfig) -> str:
     """``hf`` or ``vllm``: ``auto`` takes vLLM where it is installed and a GPU is present."""
     if config.backend != "auto":
         return config.backend
-    import torch
-
     has_vllm = importlib.util.find_spec("vllm") is not None
     return "vllm" if has_vllm and torch.cuda.is_available() else "hf"
 
@@ -42,13 +44,13 @@ class Sampler:
     ``backend``, when given, is used as is (its weights are not the policy's: tests).
     """
 
-    def __init__(self, config: RolloutConfig, model: Any, tokenizer: Any, accelerator: Any, out: Path, seed: int,
-                 backend: Backend | None = None) -> None:  # fmt: skip
+    def __init__(self, config: RolloutConfig, model: torch.nn.Module, tokenizer: Any, accelerator: Accelerator, out: Path,
+                 seed: int, backend: Backend | None = None) -> None:  # fmt: skip
         self.kind = "given" if backend is not None else choose_backend(config)
         self.accelerator = accelerator
         self.model = model  # as prepared by the accelerator
         self.backend: Backend
-        self.replica: Any = None
+        self.replica: torch.nn.Module | None = None
         _refuse_zero3(accelerator)
         if backend is not None:  # a fixed sampler (a scripted backend in tests): nothing to sync
             self.backend = backend
@@ -72,7 +74,7 @@ class Sampler:
         self.backend.close()
 
 
-def _hf_backend(model: Any, tokenizer: Any, accelerator: Any, config: RolloutConfig, seed: int) -> Backend:
+def _hf_backend(model: torch.nn.Module, tokenizer: Any, accelerator: Accelerator, config: RolloutConfig, seed: int) -> Backend:
     from sqlscout.backends.hf import HFBackend, HFConfig
 
     class PolicyBackend(HFBackend):
@@ -87,13 +89,11 @@ def _hf_backend(model: Any, tokenizer: Any, accelerator: Any, config: RolloutCon
     return PolicyBackend(model, tokenizer, HFConfig(max_batch=config.max_batch, seed=seed))
 
 
-def _parameters_sharded(accelerator: Any) -> bool:
-    from accelerate.utils import DistributedType
-
+def _parameters_sharded(accelerator: Accelerator) -> bool:
     return accelerator.distributed_type is DistributedType.FSDP
 
 
-def _refuse_zero3(accelerator: Any) -> None:
+def _refuse_zero3(accelerator: Accelerator) -> None:
     plugin = getattr(accelerator.state, "deepspeed_plugin", None)
     if plugin is not None and getattr(plugin, "zero_stage", 0) == 3:
         raise ConfigError(
@@ -102,9 +102,8 @@ def _refuse_zero3(accelerator: Any) -> None:
         )
 
 
-def _replica_of(model: Any, accelerator: Any) -> Any:
+def _replica_of(model: torch.nn.Module, accelerator: Accelerator) -> torch.nn.Module:
     """An unsharded copy of the policy's architecture on this process's device, for sampling."""
-    import torch
     from transformers import AutoModelForCausalLM
 
     if hasattr(model, "peft_config"):
@@ -114,7 +113,7 @@ def _replica_of(model: Any, accelerator: Any) -> Any:
     return replica.to(accelerator.device).eval().requires_grad_(False)
 
 
-def _sync_replica(replica: Any, model: Any) -> None:
+def _sync_replica(replica: torch.nn.Module, model: torch.nn.Module) -> None:
     """Gather the sharded policy's full weights (a collective: every process calls it) into the replica."""
     from torch.distributed.checkpoint.state_dict import StateDictOptions, get_model_state_dict
 
@@ -136,7 +135,7 @@ def _vllm_backend(model: Any, tokenizer: Any, config: RolloutConfig, out: Path, 
         tokenizer.save_pretrained(str(init))
     vllm_config = VLLMConfig(
         gpu_memory_utilization=config.vllm_gpu_memory,
-        max_model_len=config.token_budget,
+        max_model_len=config.episode.token_budget,
         seed=seed,
         enable_prefix_caching=True,
     )

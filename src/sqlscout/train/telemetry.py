@@ -18,7 +18,7 @@ from typing import Any, Sequence
 from sqlscout.scoring import Outcome
 from sqlscout.train.rollout import Group
 
-__all__ = ["EVAL_KEYS", "STEP_KEYS", "Telemetry", "episode_summaries", "rollout_metrics"]
+__all__ = ["EVAL_KEYS", "STEP_KEYS", "Telemetry", "episode_records", "episode_summaries", "rollout_metrics"]
 
 STEP_KEYS = (
     "step",
@@ -108,6 +108,28 @@ def rollout_metrics(summaries: Sequence[dict[str, Any]]) -> dict[str, float]:
     return out
 
 
+def episode_records(step: int, groups: Sequence[Group]) -> list[dict[str, Any]]:
+    """A compact line per training episode (its full trace would dwarf the run); the
+    dropped ones say why they ended."""
+    out: list[dict[str, Any]] = []
+    for g in groups:
+        for rollout, scored, reward in zip(g.rollouts, g.scored, g.rewards):
+            r = rollout.result
+            out.append({
+                "step": step, "question_id": g.task.question_id, "sample": rollout.sample,
+                "reward": reward, "outcome": scored.verdict.outcome.value, "final_sql": r.final_sql,
+                "rounds": len(r.rounds), "tool_calls": r.tool_calls, "stop_reason": r.stop_reason.value,
+                "generated_tokens": r.generated_tokens,
+            })  # fmt: skip
+        for rollout in g.dropped:  # not scored, not trained: why it ended is what matters
+            r = rollout.result
+            out.append({
+                "step": step, "question_id": g.task.question_id, "sample": rollout.sample, "dropped": True,
+                "stop_reason": r.stop_reason.value, "error": r.error,
+            })  # fmt: skip
+    return out
+
+
 class Telemetry:
     """Writes one row per step; on resume after ``start_step`` completed steps, the rows
     of later steps (written before the interruption) are dropped first."""
@@ -155,28 +177,12 @@ class Telemetry:
         if self._wandb is not None:
             self._wandb.log({k: v for k, v in row.items() if k != "step"}, step=step)
 
-    def log_episodes(self, step: int, groups: Sequence[Group]) -> None:
-        """A compact line per training episode (its full trace would dwarf the run)."""
+    def log_episodes(self, records: Sequence[dict[str, Any]]) -> None:
+        """Append a step's :func:`episode_records` (of every process) to ``episodes.jsonl``."""
         if not self.enabled:
             return
         with self.episodes.open("a", encoding="utf-8") as f:
-            for g in groups:
-                for rollout, scored, reward in zip(g.rollouts, g.scored, g.rewards):
-                    r = rollout.result
-                    record = {
-                        "step": step, "question_id": g.task.question_id, "sample": rollout.sample,
-                        "reward": reward, "outcome": scored.verdict.outcome.value, "final_sql": r.final_sql,
-                        "rounds": len(r.rounds), "tool_calls": r.tool_calls, "stop_reason": r.stop_reason.value,
-                        "generated_tokens": r.generated_tokens,
-                    }  # fmt: skip
-                    f.write(json.dumps(record) + "\n")
-                for rollout in g.dropped:  # not scored, not trained: why it ended is what matters
-                    r = rollout.result
-                    record = {
-                        "step": step, "question_id": g.task.question_id, "sample": rollout.sample, "dropped": True,
-                        "stop_reason": r.stop_reason.value, "error": r.error,
-                    }  # fmt: skip
-                    f.write(json.dumps(record) + "\n")
+            f.writelines(json.dumps(record) + "\n" for record in records)
 
     def close(self) -> None:
         if self._tb is not None:

@@ -317,7 +317,7 @@ def _no_sync(model: torch.nn.Module, accelerator: Accelerator | None, last: bool
     """Skip DDP's gradient all-reduce on all but the last micro-batch."""
     if accelerator is None or last or accelerator.num_processes == 1:
         return contextlib.nullcontext()
-    if accelerator.distributed_type is DistributedType.MULTI_GPU:
+    if accelerator.distributed_type in (DistributedType.MULTI_GPU, DistributedType.MULTI_CPU):
         return accelerator.no_sync(model)
     return contextlib.nullcontext()
 
