@@ -44,7 +44,9 @@ def drive_episode(
     consumed = 1  # segments already in `ids`
     while not episode.done:
         turn = episode.request()
-        request = GenerationRequest(turn_params(params, turn.max_tokens, turn.stop), prompt=turn.prompt, prompt_ids=ids)
+        request = GenerationRequest(
+            turn_params(params, turn.max_tokens, turn.stop), prompt=turn.prompt, prompt_ids=ids, constraint=turn.constraint
+        )
         generation = backend.generate([request])[0]
         if generation.finish_reason == "error":
             raise BackendError(f"the {backend.name} backend failed a turn: {generation.error or 'no reason given'}")

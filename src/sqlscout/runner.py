@@ -237,7 +237,7 @@ class Runner:
             seed = episode_seed(self.config.seed, state.index, state.sample, state.turn)
             params = base.with_(max_tokens=turn.max_tokens, stop=stop, seed=seed)
             ids = list(state.ids) if state.ids is not None else None
-            requests.append(GenerationRequest(params, prompt=turn.prompt, prompt_ids=ids))
+            requests.append(GenerationRequest(params, prompt=turn.prompt, prompt_ids=ids, constraint=turn.constraint))
         return requests
 
     def _generate(self, live: list[_Live]) -> tuple[list[Generation] | None, str | None]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 from sqlscout.env.chat import ChatFormat
+from sqlscout.env.grammar import ReplyGrammar
 from sqlscout.errors import ConfigError
 from sqlscout.env.tokens import TokenCounter
 
@@ -57,11 +58,16 @@ class SamplingParams:
 
 @dataclass(frozen=True)
 class GenerationRequest:
-    """One prompt to continue: ``prompt`` text, or ``prompt_ids`` (preferred when known)."""
+    """One prompt to continue: ``prompt`` text, or ``prompt_ids`` (preferred when known).
+
+    ``constraint``, when set, is the grammar the reply must follow; backends that can
+    apply a grammar do (llama.cpp, llguidance in transformers, vLLM), the others ignore it.
+    """
 
     params: SamplingParams
     prompt: str | None = None
     prompt_ids: Sequence[int] | None = None
+    constraint: ReplyGrammar | None = None
 
     def __post_init__(self) -> None:
         if self.prompt is None and self.prompt_ids is None:

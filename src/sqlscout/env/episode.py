@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from sqlscout.env.chat import ChatFormat, ChatML, Message
 from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.grammar import ReplyGrammar, TurnKind, think_mode_after
 from sqlscout.env.parser import ToolCall, extract_final_sql, parse_turn
 from sqlscout.env.prompts import (
     LIMIT_REASONS,
@@ -70,6 +71,7 @@ class TurnRequest:
     max_tokens: int
     stop: tuple[str, ...]
     final: bool  # the forced final turn: SQL only
+    constraint: ReplyGrammar | None = None  # the grammar the reply must follow, when constrained
 
 
 class EpisodeBase:
@@ -122,7 +124,14 @@ class EpisodeBase:
         left = self.config.token_budget - self.tokens_used
         if self.config.max_turn_tokens is not None:
             left = min(left, self.config.max_turn_tokens)
-        return TurnRequest(self.transcript, max(1, left), self.chat.stop, self.in_final_turn)
+        final = self.in_final_turn
+        return TurnRequest(self.transcript, max(1, left), self.chat.stop, final, self._constraint(final))
+
+    def _constraint(self, final: bool) -> ReplyGrammar | None:
+        if not self.config.constrain:
+            return None
+        think = think_mode_after(getattr(self.chat, "assistant_prefix", ""))
+        return ReplyGrammar(TurnKind.FINAL_SQL if final else TurnKind.CALLS, think)
 
     def result(self) -> EpisodeResult:
         if self._result is None:
