@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 
 from sqlscout.backends.base import Backend, Generation, GenerationRequest, SamplingParams
 from sqlscout.env.chat import ChatFormat, ChatML
+from sqlscout.env.grammar import ReplyGrammar
 from sqlscout.errors import ConfigError
 from sqlscout.env.tokens import ApproxTokenCounter, TokenCounter, TokenizerCounter
 
@@ -30,11 +31,12 @@ __all__ = ["ScriptTurn", "ScriptedBackend"]
 @dataclass(frozen=True)
 class ScriptTurn:
     """What a script function sees: the prompt text, which model turn this is (0 for
-    the first), and the request's sampling settings."""
+    the first), the request's sampling settings and its reply grammar, if any."""
 
     prompt: str
     turn: int
     params: SamplingParams
+    constraint: ReplyGrammar | None = None  # the grammar the request asks the reply to follow
 
 
 class ScriptedBackend(Backend):
@@ -81,8 +83,8 @@ class ScriptedBackend(Backend):
         return list(getattr(encoded, "ids", encoded))
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
-        turns = [ScriptTurn(self._prompt_text(r), 0, r.params) for r in requests]
-        turns = [ScriptTurn(t.prompt, self._turn_index(t.prompt), t.params) for t in turns]
+        turns = [ScriptTurn(self._prompt_text(r), 0, r.params, r.constraint) for r in requests]
+        turns = [ScriptTurn(t.prompt, self._turn_index(t.prompt), t.params, t.constraint) for t in turns]
         if self._raise_on is not None and any(self._raise_on(t) for t in turns):
             raise RuntimeError("scripted backend failure")
         return [self._reply(t) for t in turns]

@@ -43,7 +43,9 @@ from sqlscout.env.prompts import (
     budget_line,
     final_turn_message,
     initial_messages,
+    prompt_version,
 )
+from sqlscout.env.schema_text import schema_text
 from sqlscout.env.sandbox import Database
 from sqlscout.env.task import Task
 from sqlscout.env.tokens import ApproxTokenCounter, TokenCounter
@@ -51,7 +53,7 @@ from sqlscout.env.tools import ToolOutcome, call_tool
 from sqlscout.env.trace import AnswerSource, CallRecord, EpisodeResult, RoundRecord, Segment, SegmentKind, StopReason
 from sqlscout.errors import QueryError
 
-__all__ = ["Episode", "EpisodeBase", "NO_CALL_MESSAGE", "TurnRequest"]
+__all__ = ["DEFERRED_SUBMIT", "Episode", "EpisodeBase", "NO_CALL_MESSAGE", "TurnRequest"]
 
 
 # The submit example is deliberately not valid JSON: small models echo this message
@@ -60,6 +62,14 @@ NO_CALL_MESSAGE = (
     "Error: no tool call found. Call a tool with a JSON object such as "
     '{"tool": "list_tables", "args": {}}, or submit your answer with '
     '{"tool": "submit_sql", "args": {"sql": <your query as a JSON string>}}.'
+)
+
+
+# With ``defer_mixed_submit``: the answer to a submit_sql sent along with other calls.
+DEFERRED_SUBMIT = ToolOutcome(
+    "Not submitted: this reply also made other calls. Read their results first, then call "
+    "submit_sql again in a reply of its own.",
+    ok=False,
 )
 
 
@@ -88,8 +98,10 @@ class EpisodeBase:
         *,
         chat: ChatFormat | None = None,
         counter: TokenCounter | None = None,
+        version: str = PROMPT_VERSION,
     ) -> None:
         self.task = task
+        self.prompt_version = version
         self.db = db
         self.config = config
         self.chat = chat or ChatML()
@@ -187,7 +199,7 @@ class EpisodeBase:
         self._result = EpisodeResult(
             task=self.task,
             config=self.config,
-            prompt_version=PROMPT_VERSION,
+            prompt_version=self.prompt_version,
             messages=self.messages,
             prompt_tokens=self.segments[0].n_tokens,
             rounds=self.rounds,
@@ -224,11 +236,17 @@ class Episode(EpisodeBase):
         counter: TokenCounter | None = None,
     ) -> None:
         config = config or EpisodeConfig()
-        schema_sql = db.schema.create_statements() if config.schema is SchemaMode.FULL else None
+        full = config.schema is SchemaMode.FULL
+        schema_sql = schema_text(db, config.example_values) if full else None
         messages = initial_messages(
-            task.question, evidence=task.evidence, schema_sql=schema_sql, max_rounds=config.max_rounds
+            task.question,
+            evidence=task.evidence,
+            schema_sql=schema_sql,
+            max_rounds=config.max_rounds,
+            worked_example=config.worked_example,
         )
-        super().__init__(task, db, config, messages, chat=chat, counter=counter)
+        version = prompt_version(worked_example=config.worked_example, example_values=config.example_values if full else 0)
+        super().__init__(task, db, config, messages, chat=chat, counter=counter, version=version)
         self.failed_streak = 0
         self._final_reason: StopReason | None = None
         if self.tokens_used + self.config.final_turn_reserve > self.config.token_budget:
@@ -280,12 +298,13 @@ class Episode(EpisodeBase):
         parts: list[str] = []
         seen: dict[str, CallRecord] = {}
         several = len(parsed.calls) > 1  # a lone call needs no identity (it costs a json.dumps)
+        defer = self.config.defer_mixed_submit and any(c.tool != "submit_sql" for c in parsed.calls)
         for call in parsed.calls:
             key = call.key() if several else ""
             if key in seen:
                 seen[key].repeats += 1
                 continue
-            outcome = call_tool(self.db, call.tool, call.args)
+            outcome = DEFERRED_SUBMIT if defer and call.tool == "submit_sql" else call_tool(self.db, call.tool, call.args)
             seen[key] = CallRecord(call.tool, call.args, outcome.ok, outcome.text, outcome.elapsed_s)
             record.calls.append(seen[key])
             self._track_query(call, outcome)
