@@ -280,3 +280,49 @@ def test_llama_server_lets_valid_calls_through_and_bends_malformed_ones(
     assert _copy(llama_server, FINAL, sql) == sql
     out = _copy(llama_server, FINAL, "DROP TABLE singer")
     assert accepts(grammar_tokenizer, FINAL, out) and extract_final_sql(out)
+
+
+@pytest.mark.slow
+def test_the_openai_backend_sends_the_grammar_to_llama_server(llama_server: str) -> None:
+    from sqlscout.backends.base import GenerationRequest, SamplingParams
+    from sqlscout.backends.openai_compat import OpenAIBackend, OpenAIConfig
+
+    with OpenAIBackend(OpenAIConfig(llama_server)) as backend:
+        prompt = backend.chat.render([{"role": "user", "content": "Say hello."}])
+        params = SamplingParams(temperature=0, max_tokens=24, stop=backend.chat.stop)
+        [free, bound] = backend.generate(
+            [GenerationRequest(params, prompt=prompt), GenerationRequest(params, prompt=prompt, constraint=FINAL)]
+        )
+    assert not free.text.startswith("```sql")  # the model left alone greets
+    assert bound.text.startswith("```sql\n") and bound.text[7:].upper().startswith(("SELECT", "WITH"))
+
+
+@pytest.mark.slow
+def test_a_constrained_episode_of_the_05b_model_on_chinook_ends_in_calls_or_a_query(llama_server: str) -> None:
+    # Issue 11: with constraints on, every exploration reply parses to calls (no prose,
+    # no parse errors) and the episode ends with a query, whatever the model does.
+    from conftest import CHINOOK
+
+    from sqlscout.backends.base import SamplingParams
+    from sqlscout.backends.openai_compat import OpenAIBackend, OpenAIConfig
+    from sqlscout.env.config import EpisodeConfig
+    from sqlscout.env.task import Task
+    from sqlscout.runner import RunnerConfig, run_all
+
+    tasks = [
+        Task("genres", "How many genres are there?", CHINOOK),
+        Task("longest", "Which track is the longest?", CHINOOK),
+    ]
+    episode = EpisodeConfig(max_rounds=3, token_budget=4000, max_turn_tokens=160, constrain=True)
+    config = RunnerConfig(episode=episode, sampling=SamplingParams(temperature=0.6, top_p=0.95, top_k=20), max_batch=1)
+    with OpenAIBackend(OpenAIConfig(llama_server)) as backend:
+        rollouts = run_all(backend, tasks, config)
+    for rollout in rollouts:
+        result = rollout.result
+        assert result.error is None
+        for record in result.rounds:
+            if record.final:
+                assert extract_final_sql(record.model_text) is not None, record.model_text
+            elif record.finish_reason != "length":
+                assert parse_turn(record.model_text).calls and not record.parse_errors, record.model_text
+        assert result.final_sql is not None, [r.model_text for r in result.rounds]
