@@ -127,7 +127,21 @@ def test_majority_vote_goes_to_the_most_common_result_first_reached_on_ties() ->
     invalid = record(result(t), "invalid", sample=3, fingerprint=None)
     assert majority_vote([wrong_a, right_b, right_b2, invalid]) is right_b
     assert majority_vote([right_b, wrong_a]) is wrong_a  # a tie: the lower sample's result wins
-    assert majority_vote([invalid]) is None
+    assert majority_vote([invalid]) is invalid  # a query that failed is still an answer, ranked below any that ran
+    assert majority_vote([record(result(t, final_sql=None), None, fingerprint=None)]) is None
+
+
+def test_majority_vote_breaks_ties_as_execution_guided_selection_does() -> None:
+    t = task("a")
+    failed_twice = [record(result(t, final_sql="SELECT x FROM t"), "invalid", sample=s, fingerprint=None) for s in (0, 1)]
+    ran_long = record(result(t, final_sql="SELECT a, b FROM t"), "executable", sample=2, fingerprint="A")
+    ran_short = record(result(t, final_sql="SELECT a FROM t"), "equivalent", sample=3, fingerprint="A")
+    other = record(result(t, final_sql="SELECT b FROM t"), "executable", sample=4, fingerprint="B")
+    other2 = record(result(t, final_sql="SELECT  b  FROM t  "), "executable", sample=5, fingerprint="B")
+    # Two groups of two that ran and one of two that failed: a group that ran wins, and
+    # of those the one holding the shortest query; the group answers with that query.
+    assert majority_vote([*failed_twice, ran_long, ran_short, other, other2]) is ran_short
+    assert majority_vote([*failed_twice, ran_long]) is failed_twice[0]  # the largest group wins first
 
 
 def test_sampling_metrics() -> None:

@@ -90,3 +90,19 @@ def test_gpu_batch_of_64_with_prefix_caching(backend) -> None:
     gens = backend.generate(requests)
     assert len(gens) == 64 and all(len(g.token_ids) == 32 for g in gens)
     assert len({tuple(g.token_ids) for g in gens}) > 1  # different seeds, different samples
+
+
+def test_a_constrained_request_follows_the_reply_grammar(backend) -> None:
+    # vLLM's structured outputs read the same GBNF text llama.cpp and llguidance read.
+    from sqlscout.env.grammar import ReplyGrammar, ThinkMode, TurnKind
+    from sqlscout.env.parser import extract_final_sql
+
+    prompt = backend.tokenize(backend.chat.render([{"role": "user", "content": "How many albums?"}]))
+    grammar = ReplyGrammar(TurnKind.FINAL_SQL, ThinkMode.NONE)
+    params = SamplingParams(seed=3, max_tokens=64, stop=backend.chat.stop)
+    [gen] = backend.generate([GenerationRequest(params, prompt_ids=prompt, constraint=grammar)])
+    assert gen.text.startswith("```sql\n")
+    body = gen.text[len("```sql\n") :].upper()
+    assert any(body.startswith(word) or word.startswith(body) for word in ("SELECT", "WITH"))  # cut short or whole
+    if gen.finish_reason == "stop":
+        assert extract_final_sql(gen.text) is not None

@@ -262,7 +262,12 @@ class Runner:
             ids = list(state.ids) if state.ids is not None else None
             requests.append(
                 GenerationRequest(
-                    params, prompt=turn.prompt, prompt_ids=ids, episode=(state.index, state.sample), final=turn.final
+                    params,
+                    prompt=turn.prompt,
+                    prompt_ids=ids,
+                    episode=(state.index, state.sample),
+                    final=turn.final,
+                    constraint=turn.constraint,
                 )
             )
         return requests

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 from sqlscout.env.chat import ChatFormat
+from sqlscout.env.grammar import ReplyGrammar
 from sqlscout.errors import ConfigError
 from sqlscout.env.tokens import TokenCounter
 
@@ -62,6 +63,9 @@ class GenerationRequest:
     ``episode`` is the (task index, sample) the turn belongs to, and ``final`` says it is
     the forced final turn (SQL only); the runner sets both, so a backend can keep an
     episode on one cache slot and a script can answer per episode.
+
+    ``constraint``, when set, is the grammar the reply must follow; backends that can
+    apply a grammar do (llama.cpp, llguidance in transformers, vLLM), the others ignore it.
     """
 
     params: SamplingParams
@@ -69,6 +73,7 @@ class GenerationRequest:
     prompt_ids: Sequence[int] | None = None
     episode: tuple[int, int] | None = None
     final: bool = False
+    constraint: ReplyGrammar | None = None
 
     def __post_init__(self) -> None:
         if self.prompt is None and self.prompt_ids is None:

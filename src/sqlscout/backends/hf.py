@@ -11,6 +11,10 @@ sampler drew it from — the logits divided by the temperature, cut by top-k the
 renormalised — which is what an importance ratio against the sampler needs. Greedy
 rows (temperature 0) report the model's plain log-softmax.
 
+A request with a ``constraint`` (a :class:`~sqlscout.env.grammar.ReplyGrammar`) is
+decoded under it with llguidance: before each draw, the tokens the grammar forbids get
+-inf, so the log-probabilities are those of the constrained distribution.
+
 Models load from a local directory, a hub id (where the hub is reachable), a GGUF file
 (dequantised; its ``quantization_config`` is dropped so the model can be trained and
 saved), or an in-memory model and tokenizer (the trainer passes its policy).
@@ -84,6 +88,7 @@ class HFBackend(Backend):
         self._pad_id = _pad_id(model, tokenizer)
         self._eos_ids = _eos_ids(model, tokenizer, self.chat.stop)
         # transformers renamed the cache argument (``past_key_values`` -> ``cache``) in 5.x.
+        self._grammar: Any = None  # llguidance's view of the tokenizer, built on the first constrained request
         self._cache_arg = "cache" if "cache" in inspect.signature(model.forward).parameters else "past_key_values"
 
     @property
@@ -129,6 +134,9 @@ class HFBackend(Backend):
         if any(not p for p in prompts):
             raise BackendError("a generation request has an empty prompt")
         rows = [_Row(r.params, self._generator(r.params), self._stop_window(r.params)) for r in requests]
+        for row, request in zip(rows, requests):
+            if request.constraint is not None:
+                row.matcher = self._grammar_tokenizer().matcher(request.constraint)
         width = max(len(p) for p in prompts)
         device = self.device
         ids = torch.tensor([[self._pad_id] * (width - len(p)) + p for p in prompts], device=device)
@@ -144,6 +152,9 @@ class HFBackend(Backend):
                 while True:
                     logits = out.logits[:, -1, :].float()
                     active = [i for i, row in enumerate(rows) if not row.done]
+                    for i in active:
+                        if rows[i].matcher is not None:
+                            logits[i] = _masked(logits[i], rows[i].matcher.allowed())
                     tokens, logprobs = sample_tokens(
                         logits[active], [rows[i].params for i in active], [rows[i].generator for i in active]
                     )
@@ -180,6 +191,8 @@ class HFBackend(Backend):
     def _record(self, row: _Row, token: int, logprob: float) -> None:
         row.ids.append(token)
         row.logprobs.append(logprob)
+        if row.matcher is not None:
+            row.matcher.consume(token)
         if token in self._eos_ids:
             row.finish = "stop"
         elif row.stops and self._hit_stop(row):
@@ -195,6 +208,13 @@ class HFBackend(Backend):
         # Enough trailing tokens to contain any stop string (each stop is at most its token count).
         return 1 + max((len(self.tokenize(s)) for s in params.stop if s), default=0)
 
+    def _grammar_tokenizer(self) -> Any:
+        if self._grammar is None:
+            from sqlscout.backends.guidance import GrammarTokenizer
+
+            self._grammar = GrammarTokenizer(self.tokenizer, sorted(self._eos_ids))
+        return self._grammar
+
     def _generator(self, params: SamplingParams) -> Any:
         seed = params.seed if params.seed is not None else int(self._torch.randint(0, 2**31 - 1, (1,), generator=self._rng))
         return self._torch.Generator().manual_seed(seed)
@@ -208,6 +228,7 @@ class _Row:
     ids: list[int] | None = None
     logprobs: list[float] | None = None
     finish: str | None = None
+    matcher: Any = None  # a ReplyMatcher when the request carries a constraint
 
     def __post_init__(self) -> None:
         self.ids = []
@@ -275,6 +296,22 @@ def sample_tokens(logits: Any, params: Sequence[SamplingParams], generators: Seq
         tokens.append(int(indices[row, choice]) if indices is not None else choice)
         out.append(float(logprobs[row, choice]))
     return tokens, out
+
+
+def _masked(logits: Any, bitmask: bytes) -> Any:
+    """``logits`` (1-D) with every token the grammar forbids set to -inf.
+
+    Bit ``i % 32`` of 32-bit word ``i // 32`` allows token ``i``; ids past the mask (the
+    padding rows of a model's embedding) are never allowed.
+    """
+    import torch
+
+    words = torch.frombuffer(bytearray(bitmask), dtype=torch.int32)
+    bits = (words[:, None] >> torch.arange(32, dtype=torch.int32)) & 1
+    allowed = bits.flatten().bool()[: logits.shape[-1]].to(logits.device)
+    out = torch.full_like(logits, float("-inf"))
+    out[: allowed.shape[0]] = logits[: allowed.shape[0]].masked_fill(~allowed, float("-inf"))
+    return out
 
 
 def _cache_of(output: Any) -> Any:

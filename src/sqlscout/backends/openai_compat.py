@@ -36,6 +36,7 @@ from sqlscout.env.tokens import ApproxTokenCounter
 __all__ = ["OpenAIBackend", "OpenAIConfig", "split_chatml"]
 
 _MODES = ("auto", "completions", "chat")
+_GRAMMAR_FIELDS = ("grammar", "structured_outputs", "none")
 
 
 @dataclass(frozen=True)
@@ -54,6 +55,9 @@ class OpenAIConfig:
         backoff_s: first wait between attempts; doubles each time.
         sampling_extras: also send ``top_k``, ``min_p=0`` and ``repeat_penalty=1`` (vLLM,
             SGLang and llama.cpp read them; turn off for servers that reject unknown fields).
+        grammar_field: how a request's reply grammar (GBNF) is sent: ``grammar``
+            (llama-server, llama-cpp-python), ``structured_outputs`` (vLLM >= 0.10's
+            ``{"structured_outputs": {"grammar": ...}}``), or ``none`` (never sent).
     """
 
     base_url: str
@@ -66,6 +70,7 @@ class OpenAIConfig:
     retries: int = 3
     backoff_s: float = 0.5
     sampling_extras: bool = True
+    grammar_field: str = "grammar"
 
     def __post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
@@ -78,6 +83,8 @@ class OpenAIConfig:
             raise ConfigError("timeout_s and connect_timeout_s must be > 0")
         if self.retries < 0 or self.backoff_s < 0:
             raise ConfigError("retries and backoff_s must be >= 0")
+        if self.grammar_field not in _GRAMMAR_FIELDS:
+            raise ConfigError(f"grammar_field must be one of {', '.join(_GRAMMAR_FIELDS)}, got {self.grammar_field!r}")
 
     @property
     def api_url(self) -> str:
@@ -238,6 +245,12 @@ class OpenAIBackend(Backend):
             body["stop"] = list(p.stop)
         if self.config.sampling_extras:
             body.update(top_k=p.top_k if p.top_k > 0 else -1, min_p=0.0, repeat_penalty=1.0)
+        if request.constraint is not None and self.config.grammar_field != "none":
+            gbnf = request.constraint.gbnf()
+            if self.config.grammar_field == "grammar":
+                body["grammar"] = gbnf
+            else:
+                body["structured_outputs"] = {"grammar": gbnf}
         return body
 
     def _completion_body(self, request: GenerationRequest) -> dict[str, Any]:

@@ -21,6 +21,7 @@ from typing import Any, Callable, Sequence
 
 from sqlscout.backends.base import Backend, Generation, GenerationRequest, SamplingParams
 from sqlscout.env.chat import ChatFormat, ChatML
+from sqlscout.env.grammar import ReplyGrammar
 from sqlscout.errors import ConfigError
 from sqlscout.env.tokens import ApproxTokenCounter, TokenCounter, TokenizerCounter
 
@@ -31,13 +32,15 @@ __all__ = ["ScriptTurn", "ScriptedBackend"]
 class ScriptTurn:
     """What a script function sees: the prompt text, which model turn this is (0 for
     the first), the request's sampling settings, the (task index, sample) of the
-    episode when the runner sent it, and whether this is the forced final turn."""
+    episode when the runner sent it, whether this is the forced final turn, and the
+    request's reply grammar, if any."""
 
     prompt: str
     turn: int
     params: SamplingParams
     episode: tuple[int, int] | None = None
     final: bool = False
+    constraint: ReplyGrammar | None = None  # the grammar the request asks the reply to follow
 
 
 class ScriptedBackend(Backend):
@@ -87,7 +90,11 @@ class ScriptedBackend(Backend):
         turns = []
         for request in requests:
             prompt = self._prompt_text(request)
-            turns.append(ScriptTurn(prompt, self._turn_index(prompt), request.params, request.episode, request.final))
+            turns.append(
+                ScriptTurn(
+                    prompt, self._turn_index(prompt), request.params, request.episode, request.final, request.constraint
+                )
+            )
         if self._raise_on is not None and any(self._raise_on(t) for t in turns):
             raise RuntimeError("scripted backend failure")
         return [self._reply(t) for t in turns]

@@ -23,6 +23,7 @@ from typing import Any, Sequence
 
 from sqlscout.backends.base import Backend, Generation, GenerationRequest, SamplingParams
 from sqlscout.env.chat import ChatFormat
+from sqlscout.env.grammar import ReplyGrammar
 from sqlscout.errors import BackendError, ConfigError
 from sqlscout.env.tokens import TokenizerCounter
 
@@ -138,7 +139,7 @@ class VLLMBackend(Backend):
         for request in requests:
             ids = list(request.prompt_ids) if request.prompt_ids is not None else self.tokenize(request.prompt or "")
             prompts.append(TokensPrompt(prompt_token_ids=ids))
-        params = [vllm_sampling_params(r.params, self._stop_ids) for r in requests]
+        params = [vllm_sampling_params(r.params, self._stop_ids, r.constraint) for r in requests]
         start = time.perf_counter()
         try:
             outputs = self.llm.generate(prompts, sampling_params=params, use_tqdm=False)
@@ -182,11 +183,20 @@ class VLLMBackend(Backend):
         )
 
 
-def vllm_sampling_params(params: SamplingParams, stop_token_ids: Sequence[int] = ()) -> Any:
-    """Our sampling settings as a ``vllm.SamplingParams`` (one per request)."""
+def vllm_sampling_params(
+    params: SamplingParams, stop_token_ids: Sequence[int] = (), constraint: ReplyGrammar | None = None
+) -> Any:
+    """Our sampling settings as a ``vllm.SamplingParams`` (one per request); a reply
+    grammar becomes vLLM's structured outputs (the GBNF text, read by its grammar backend)."""
     import vllm
 
+    extra: dict[str, Any] = {}
+    if constraint is not None:
+        from vllm.sampling_params import StructuredOutputsParams
+
+        extra["structured_outputs"] = StructuredOutputsParams(grammar=constraint.gbnf())
     return vllm.SamplingParams(
+        **extra,
         temperature=params.temperature,
         top_p=params.top_p,
         top_k=params.top_k if params.top_k > 0 else 0,  # 0 disables top-k in vLLM

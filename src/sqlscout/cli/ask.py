@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional
 
@@ -83,6 +84,7 @@ def ask(
     evidence: Optional[str] = typer.Option(None, help="Evidence note shown with the question."),
     max_rounds: Optional[int] = typer.Option(None, help="Tool rounds before the final turn (default: the model's)."),
     max_turn_tokens: Optional[int] = typer.Option(None, help="Cap on one model turn (default: the model's)."),
+    constrain: Optional[bool] = typer.Option(None, "--constrain/--no-constrain", help="Decode replies under the tool-call grammar (default: on for models not trained on the protocol)."),
     seed: int = typer.Option(0, help="Sampling seed."),
     temperature: Optional[float] = typer.Option(None, help="Sampling temperature (default: the model's)."),
     threads: Optional[int] = typer.Option(None, help="CPU threads for llama-cpp (default: half the cores)."),
@@ -90,8 +92,6 @@ def ask(
     api_key: Optional[str] = typer.Option(None, envvar="OPENAI_API_KEY", help="API key for an openai server."),
 ) -> None:
     """Answer one question about a SQLite database and watch the agent work, round by round."""
-    from dataclasses import replace
-
     from sqlscout.env.sandbox import Database
     from sqlscout.env.task import Task
     from sqlscout.runner import Runner, RunnerConfig, Turn
@@ -104,6 +104,8 @@ def ask(
             changes["max_rounds"] = max_rounds
         if max_turn_tokens:
             changes["max_turn_tokens"] = max_turn_tokens
+        if constrain is not None:
+            changes["constrain"] = constrain
         episode_config = replace(episode_config, **changes)
         if temperature is not None:
             sampling = sampling.with_(temperature=temperature)
@@ -139,6 +141,7 @@ def demo(
     backend: Optional[str] = typer.Option(None, help="llama-cpp, openai, hf or vllm (default: from the model)."),
     as_json: bool = typer.Option(False, "--json", help="Print a machine-readable summary instead of traces."),
     questions: Optional[int] = typer.Option(None, min=1, help="Run only the first N questions."),
+    constrain: Optional[bool] = typer.Option(None, "--constrain/--no-constrain", help="Decode replies under the tool-call grammar (default: on for models not trained on the protocol)."),
     seed: int = typer.Option(0, help="Sampling seed."),
     threads: Optional[int] = typer.Option(None, help="CPU threads for llama-cpp (default: half the cores)."),
     cache_dir: Optional[Path] = typer.Option(None, envvar="SQLSCOUT_CACHE_DIR", help="Model cache (default: $XDG_CACHE_HOME/sqlscout)."),
@@ -151,6 +154,8 @@ def demo(
     tasks = demo_tasks(questions)
     loaded = load_model(model, backend, cache_dir, threads=threads, episodes=len(tasks), api_key=api_key)
     episode_config, sampling = _settings(model)
+    if constrain is not None:
+        episode_config = replace(episode_config, constrain=constrain)
     if not as_json:
         console.print(f"[bold]sqlscout demo[/]: {model} on {loaded.name}, {len(tasks)} Chinook questions (running together)")
 

@@ -57,6 +57,10 @@ def eval_command(
     token_budget: Optional[int] = typer.Option(None, help="Tokens per episode, prompt included (default 24576)."),
     max_turn_tokens: Optional[int] = typer.Option(None, help="Most tokens in one model turn (default: what the budget has left)."),
     evidence: bool = typer.Option(True, help="Show evidence notes where the benchmark has them."),
+    constrain: Optional[bool] = typer.Option(None, "--constrain/--no-constrain", help="Decode replies under the tool-call grammar (default: on for models not trained on the protocol)."),
+    defer_mixed_submit: Optional[bool] = typer.Option(None, "--defer-mixed-submit/--no-defer-mixed-submit", help="A submit_sql sent with other calls waits for their results (default: the model's)."),
+    worked_example: Optional[bool] = typer.Option(None, "--worked-example/--no-worked-example", help="Show a worked example episode in the prompt (default: the model's)."),
+    example_values: Optional[int] = typer.Option(None, help="Example values per column in the schema text, 0-10 (default: the model's)."),
     db_root: Optional[Path] = typer.Option(None, help="Where the databases are, if not in the benchmark's layout (JSONL records naming a db_id)."),
     missing_db: str = typer.Option("error", help="Questions whose database file is absent: error, skip."),
     cache_dir: Path = typer.Option(DEFAULT_CACHE, help="Where SQaLe and schema-condition databases are built, and gold results kept (shared with sqlscout score)."),
@@ -110,7 +114,11 @@ def eval_command(
             schema=schema,
             **{
                 k: v
-                for k, v in {"max_rounds": max_rounds, "token_budget": token_budget, "max_turn_tokens": max_turn_tokens}.items()
+                for k, v in {
+                    "max_rounds": max_rounds, "token_budget": token_budget, "max_turn_tokens": max_turn_tokens,
+                    "constrain": constrain, "defer_mixed_submit": defer_mixed_submit,
+                    "worked_example": worked_example, "example_values": example_values,
+                }.items()
                 if v is not None
             },
         )

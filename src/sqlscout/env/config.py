@@ -23,6 +23,16 @@ class EpisodeConfig:
         final_turn_reserve: tokens kept free for the final answer; when less would be
             left after a tool result, the final turn is forced instead.
         schema: ``withheld`` (default) or ``full`` (every CREATE TABLE in the prompt).
+        constrain: decode every reply under the reply grammar (:mod:`sqlscout.env.grammar`):
+            JSON calls of the eight tools while exploring, one fenced SQL query in the
+            final turn. Off by default (the seed model's protocol, as trained).
+        defer_mixed_submit: a reply that calls ``submit_sql`` together with other calls
+            runs the others and answers the submission with a one-line reason to
+            resubmit after reading their results, instead of ending on an answer the
+            model wrote before it saw a single result.
+        worked_example: the system prompt carries one short worked episode.
+        example_values: how many example values per column the schema text shows (0:
+            none; only where the schema is shown: ``full`` and single-shot).
     """
 
     max_rounds: int = 6
@@ -31,6 +41,10 @@ class EpisodeConfig:
     max_turn_tokens: int | None = None
     final_turn_reserve: int = 256
     schema: SchemaMode = SchemaMode.WITHHELD
+    constrain: bool = False
+    defer_mixed_submit: bool = False
+    worked_example: bool = False
+    example_values: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "schema", SchemaMode(self.schema))
@@ -44,6 +58,8 @@ class EpisodeConfig:
             raise ConfigError(
                 f"token_budget ({self.token_budget}) must exceed final_turn_reserve ({self.final_turn_reserve})"
             )
+        if not 0 <= self.example_values <= 10:
+            raise ConfigError(f"example_values must be between 0 and 10, got {self.example_values}")
         if self.max_turn_tokens is not None and self.max_turn_tokens < 1:
             raise ConfigError(f"max_turn_tokens must be >= 1 or None, got {self.max_turn_tokens}")
 

@@ -34,6 +34,7 @@ from dataclasses import dataclass
 
 from sqlscout.env.chat import ChatFormat, ChatML, Message
 from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.grammar import ReplyGrammar, TurnKind, think_mode_after
 from sqlscout.env.parser import ToolCall, extract_final_sql, parse_turn
 from sqlscout.env.prompts import (
     LIMIT_REASONS,
@@ -42,7 +43,9 @@ from sqlscout.env.prompts import (
     budget_line,
     final_turn_message,
     initial_messages,
+    prompt_version,
 )
+from sqlscout.env.schema_text import schema_text
 from sqlscout.env.sandbox import Database
 from sqlscout.env.task import Task
 from sqlscout.env.tokens import ApproxTokenCounter, TokenCounter
@@ -50,7 +53,7 @@ from sqlscout.env.tools import ToolOutcome, call_tool
 from sqlscout.env.trace import AnswerSource, CallRecord, EpisodeResult, RoundRecord, Segment, SegmentKind, StopReason
 from sqlscout.errors import QueryError
 
-__all__ = ["Episode", "EpisodeBase", "NO_CALL_MESSAGE", "TurnRequest"]
+__all__ = ["DEFERRED_SUBMIT", "Episode", "EpisodeBase", "NO_CALL_MESSAGE", "TurnRequest"]
 
 
 # The submit example is deliberately not valid JSON: small models echo this message
@@ -62,6 +65,14 @@ NO_CALL_MESSAGE = (
 )
 
 
+# With ``defer_mixed_submit``: the answer to a submit_sql sent along with other calls.
+DEFERRED_SUBMIT = ToolOutcome(
+    "Not submitted: this reply also made other calls. Read their results first, then call "
+    "submit_sql again in a reply of its own.",
+    ok=False,
+)
+
+
 @dataclass(frozen=True)
 class TurnRequest:
     """What the model must do next: continue ``prompt`` with at most ``max_tokens`` tokens."""
@@ -70,6 +81,7 @@ class TurnRequest:
     max_tokens: int
     stop: tuple[str, ...]
     final: bool  # the forced final turn: SQL only
+    constraint: ReplyGrammar | None = None  # the grammar the reply must follow, when constrained
 
 
 class EpisodeBase:
@@ -86,8 +98,10 @@ class EpisodeBase:
         *,
         chat: ChatFormat | None = None,
         counter: TokenCounter | None = None,
+        version: str = PROMPT_VERSION,
     ) -> None:
         self.task = task
+        self.prompt_version = version
         self.db = db
         self.config = config
         self.chat = chat or ChatML()
@@ -122,7 +136,14 @@ class EpisodeBase:
         left = self.config.token_budget - self.tokens_used
         if self.config.max_turn_tokens is not None:
             left = min(left, self.config.max_turn_tokens)
-        return TurnRequest(self.transcript, max(1, left), self.chat.stop, self.in_final_turn)
+        final = self.in_final_turn
+        return TurnRequest(self.transcript, max(1, left), self.chat.stop, final, self._constraint(final))
+
+    def _constraint(self, final: bool) -> ReplyGrammar | None:
+        if not self.config.constrain:
+            return None
+        think = think_mode_after(getattr(self.chat, "assistant_prefix", ""))
+        return ReplyGrammar(TurnKind.FINAL_SQL if final else TurnKind.CALLS, think)
 
     def result(self) -> EpisodeResult:
         if self._result is None:
@@ -178,7 +199,7 @@ class EpisodeBase:
         self._result = EpisodeResult(
             task=self.task,
             config=self.config,
-            prompt_version=PROMPT_VERSION,
+            prompt_version=self.prompt_version,
             messages=self.messages,
             prompt_tokens=self.segments[0].n_tokens,
             rounds=self.rounds,
@@ -215,11 +236,17 @@ class Episode(EpisodeBase):
         counter: TokenCounter | None = None,
     ) -> None:
         config = config or EpisodeConfig()
-        schema_sql = db.schema.create_statements() if config.schema is SchemaMode.FULL else None
+        full = config.schema is SchemaMode.FULL
+        schema_sql = schema_text(db, config.example_values) if full else None
         messages = initial_messages(
-            task.question, evidence=task.evidence, schema_sql=schema_sql, max_rounds=config.max_rounds
+            task.question,
+            evidence=task.evidence,
+            schema_sql=schema_sql,
+            max_rounds=config.max_rounds,
+            worked_example=config.worked_example,
         )
-        super().__init__(task, db, config, messages, chat=chat, counter=counter)
+        version = prompt_version(worked_example=config.worked_example, example_values=config.example_values if full else 0)
+        super().__init__(task, db, config, messages, chat=chat, counter=counter, version=version)
         self.failed_streak = 0
         self._final_reason: StopReason | None = None
         if self.tokens_used + self.config.final_turn_reserve > self.config.token_budget:
@@ -271,12 +298,13 @@ class Episode(EpisodeBase):
         parts: list[str] = []
         seen: dict[str, CallRecord] = {}
         several = len(parsed.calls) > 1  # a lone call needs no identity (it costs a json.dumps)
+        defer = self.config.defer_mixed_submit and any(c.tool != "submit_sql" for c in parsed.calls)
         for call in parsed.calls:
             key = call.key() if several else ""
             if key in seen:
                 seen[key].repeats += 1
                 continue
-            outcome = call_tool(self.db, call.tool, call.args)
+            outcome = DEFERRED_SUBMIT if defer and call.tool == "submit_sql" else call_tool(self.db, call.tool, call.args)
             seen[key] = CallRecord(call.tool, call.args, outcome.ok, outcome.text, outcome.elapsed_s)
             record.calls.append(seen[key])
             self._track_query(call, outcome)

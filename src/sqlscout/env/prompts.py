@@ -18,6 +18,7 @@ __all__ = [
     "budget_line",
     "final_turn_message",
     "initial_messages",
+    "prompt_version",
     "single_shot_messages",
 ]
 
@@ -57,6 +58,28 @@ How to work:
 Never guess a table or column name: use only names you have seen in tool results. \
 Return only the columns the question asks for. Use SQLite syntax."""
 
+# A worked episode on another database (issue 11 item 2): the protocol shown once, end to
+# end. Its queries run on no real database, so an echoed submit answers nothing right.
+_WORKED_EXAMPLE = """
+
+Example, on another database. Question: How many orders were placed by customers from Canada?
+Reply 1:
+{"tool": "list_tables", "args": {}}
+Result: customers, orders
+Reply 2:
+{"tool": "describe_table", "args": {"table_name": "customers"}}
+{"tool": "describe_table", "args": {"table_name": "orders"}}
+Result: CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT, country TEXT) and \
+CREATE TABLE orders (id INTEGER PRIMARY KEY, customer_id INTEGER REFERENCES customers(id), total REAL)
+Reply 3:
+{"tool": "distinct_values", "args": {"table_name": "customers", "column_name": "country"}}
+Result: USA 41, Canada 12, Mexico 7
+Reply 4:
+{"tool": "run_query", "args": {"sql": "SELECT COUNT(*) FROM orders JOIN customers ON orders.customer_id = customers.id WHERE customers.country = 'Canada'"}}
+Result: COUNT(*) 23
+Reply 5:
+{"tool": "submit_sql", "args": {"sql": "SELECT COUNT(*) FROM orders JOIN customers ON orders.customer_id = customers.id WHERE customers.country = 'Canada'"}}"""
+
 _WITHHELD_INTRO = "You do not see the schema: explore the database with the tools below."
 _FULL_INTRO = "The schema is given with the question, so you may skip steps 1 and 2; use the tools to check values and test queries."
 
@@ -85,26 +108,42 @@ def initial_messages(
     evidence: str | None = None,
     schema_sql: str | None = None,
     max_rounds: int = 6,
+    worked_example: bool = False,
 ) -> list[Message]:
     """System and user messages that open an agent episode.
 
-    ``schema_sql`` (every ``CREATE TABLE``) is given in the ``full`` regime, None when withheld.
+    ``schema_sql`` (every ``CREATE TABLE``) is given in the ``full`` regime, None when
+    withheld; ``worked_example`` adds one short example episode to the system prompt.
     """
     return [
-        {"role": "system", "content": _system_prompt(bool(schema_sql), max_rounds)},
+        {"role": "system", "content": _system_prompt(bool(schema_sql), max_rounds, worked_example)},
         {"role": "user", "content": _question_block(question, evidence, schema_sql)},
     ]
 
 
 @lru_cache(maxsize=64)
-def _system_prompt(full_schema: bool, max_rounds: int) -> str:
+def _system_prompt(full_schema: bool, max_rounds: int, worked_example: bool = False) -> str:
     # The same text for every episode of a run; built once.
     tool_lines = "\n".join(f"- {t.signature()}: {t.description}" for t in TOOLS.values())
-    return _SYSTEM.format(
+    text = _SYSTEM.format(
         schema_intro=_FULL_INTRO if full_schema else _WITHHELD_INTRO,
         tool_lines=tool_lines,
         max_rounds=max_rounds,
     )
+    return text + _WORKED_EXAMPLE if worked_example else text
+
+
+def prompt_version(*, worked_example: bool = False, example_values: int = 0) -> str:
+    """The version recorded with a result: :data:`PROMPT_VERSION`, plus a suffix for each
+    prompt option in use, so that the seed's protocol keeps its own version unchanged.
+
+    >>> prompt_version()
+    'sqlscout-prompt-2'
+    >>> prompt_version(worked_example=True, example_values=3)
+    'sqlscout-prompt-2+example+values3'
+    """
+    suffix = ("+example" if worked_example else "") + (f"+values{example_values}" if example_values else "")
+    return PROMPT_VERSION + suffix
 
 
 def single_shot_messages(question: str, *, schema_sql: str, evidence: str | None = None) -> list[Message]:

@@ -24,7 +24,8 @@ from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.episode import EpisodeBase
 from sqlscout.env.trace import AnswerSource, StopReason
 from sqlscout.env.parser import extract_final_sql
-from sqlscout.env.prompts import SchemaMode, single_shot_messages
+from sqlscout.env.prompts import SchemaMode, prompt_version, single_shot_messages
+from sqlscout.env.schema_text import schema_text
 from sqlscout.env.sandbox import Database
 from sqlscout.env.task import Task
 from sqlscout.env.tokens import TokenCounter
@@ -36,7 +37,8 @@ class SingleShotEpisode(EpisodeBase):
     """One question answered in one model turn from the full schema.
 
     The config's ``token_budget`` and ``max_turn_tokens`` bound the answer; its schema
-    regime is always ``full`` (recorded as such in the result).
+    regime is always ``full`` (recorded as such in the result), with the config's
+    ``example_values`` per column, as the agent's full schema has them.
     """
 
     def __init__(
@@ -49,8 +51,10 @@ class SingleShotEpisode(EpisodeBase):
         counter: TokenCounter | None = None,
     ) -> None:
         config = replace(config or EpisodeConfig(), schema=SchemaMode.FULL)
-        messages = single_shot_messages(task.question, schema_sql=db.schema.create_statements(), evidence=task.evidence)
-        super().__init__(task, db, config, messages, chat=chat, counter=counter)
+        schema_sql = schema_text(db, config.example_values)
+        messages = single_shot_messages(task.question, schema_sql=schema_sql, evidence=task.evidence)
+        version = prompt_version(example_values=config.example_values)
+        super().__init__(task, db, config, messages, chat=chat, counter=counter, version=version)
         if self.tokens_used >= self.config.token_budget:
             self._finish(None, AnswerSource.NONE, StopReason.BUDGET_EXHAUSTED)
 

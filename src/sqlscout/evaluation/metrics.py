@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Sequence
 
 from sqlscout.env.trace import StopReason
 from sqlscout.evaluation.record import EpisodeRecord
+from sqlscout.evaluation.selection import Candidate, pick_group
 from sqlscout.evaluation.trace import EpisodeFacts, episode_facts
 from sqlscout.scoring import Outcome
 
@@ -100,15 +101,24 @@ def pass_at_k(n: int, c: int, k: int) -> float:
 
 
 def majority_vote(samples: Sequence[EpisodeRecord]) -> EpisodeRecord | None:
-    """The sample whose result the most samples share (results compared as sets of rows,
-    as the official metric does); ties go to the result reached first (lowest sample).
-    Samples whose answer did not run do not vote; None when none ran."""
-    ran = sorted((r for r in samples if r.pred is not None), key=lambda r: r.sample)
-    if not ran:
+    """The sample execution-guided selection answers with (maj@N): the largest group of
+    samples sharing a result (rows compared as sets, as the official metric does); ties
+    go to a group whose queries ran, then to the shortest query, then to the earliest
+    sample (:func:`~sqlscout.evaluation.selection.pick_group`, the rule ``--select-by
+    vote`` answers with). Samples without an answer do not vote; None when none answered."""
+    ordered = sorted(samples, key=lambda r: r.sample)
+    candidates = [_candidate(r) for r in ordered]
+    group = pick_group(candidates)
+    return ordered[group[0]] if group else None
+
+
+def _candidate(record: EpisodeRecord) -> Candidate | None:
+    sql = record.result.final_sql
+    if not sql or not sql.strip():
         return None
-    votes = Counter(r.pred.fingerprint for r in ran if r.pred)
-    best = max(votes.values())
-    return next(r for r in ran if r.pred and votes[r.pred.fingerprint] == best)
+    if record.pred is not None:
+        return Candidate(record.pred.fingerprint, True, sql)
+    return Candidate(" ".join(sql.split()), False, sql)
 
 
 def _mean(values: Iterable[float | int | None]) -> float | None:

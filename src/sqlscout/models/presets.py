@@ -86,8 +86,9 @@ class Preset:
 
 
 # Qwen2.5-Coder-Instruct does not think; a turn longer than this is a model that lost
-# its way, and capping it keeps the offline demo within minutes on two cores.
-_SMALL_EPISODE = EpisodeConfig(max_rounds=6, token_budget=12_288, max_turn_tokens=768)
+# its way, and capping it keeps the offline demo within minutes on two cores. It was
+# never trained on the tool protocol, so its replies are decoded under the grammar.
+_SMALL_EPISODE = EpisodeConfig(max_rounds=6, token_budget=12_288, max_turn_tokens=768, constrain=True)
 
 PRESETS: dict[str, Preset] = {
     p.name: p

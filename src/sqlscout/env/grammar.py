@@ -1,0 +1,197 @@
+"""The one grammar of a model reply, derived from the tool definitions (issue 11 item 1).
+
+An exploration reply is: optional reasoning (a ``<think>`` block for thinking models,
+then at most a few short lines of plain text), then one or more JSON call lines, each
+``{"tool": <one of the eight>, "args": {...}}`` whose arguments are exactly that tool's
+parameters (required ones present, optional ones optional, in signature order, each of
+its JSON type). ``submit_sql`` only stands alone: a reply that submits runs nothing
+else, so a model cannot submit before it has read the results of its own calls. The
+forced final turn (and the single-shot answer) is one fenced ``sql`` block whose
+statement starts with ``SELECT`` or ``WITH``.
+
+The grammar is written once, as GBNF text built from :data:`~sqlscout.env.tools.TOOLS`;
+every backend that can apply a grammar compiles that same text: llama.cpp
+(``llama-server``'s ``grammar`` field, xllamacpp), llguidance (which reads GBNF; the
+transformers backend's logits processor) and vLLM's structured outputs.
+
+>>> g = ReplyGrammar(TurnKind.CALLS)
+>>> 'tool-describe-table ::= "{" ws "\\\\"tool\\\\"" ws ":" ws "\\\\"describe_table\\\\""' in g.gbnf()
+True
+>>> ReplyGrammar(TurnKind.FINAL_SQL).to_dict()
+{'kind': 'final_sql', 'think': 'optional', 'max_calls': 4, 'reasoning_lines': 3}
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from enum import Enum
+from functools import lru_cache
+from typing import Any
+
+from sqlscout.env.tools import TOOLS, Tool, ToolParam
+from sqlscout.errors import ConfigError
+
+__all__ = ["ThinkMode", "TurnKind", "ReplyGrammar", "think_mode_after"]
+
+_THINK_OPEN = "<think>"
+_THINK_CLOSE = "</think>"
+
+
+class TurnKind(str, Enum):
+    """What a reply must contain."""
+
+    CALLS = "calls"  # an exploration turn: tool calls
+    FINAL_SQL = "final_sql"  # the forced final turn or a single-shot answer: SQL only
+
+
+class ThinkMode(str, Enum):
+    """How a reply may reason before its answer."""
+
+    OPTIONAL = "optional"  # it may open with a <think>...</think> block
+    OPEN = "open"  # the chat template already opened <think>: the reply must close it
+    NONE = "none"  # the template already closed an (empty) think block: no thinking
+
+
+def think_mode_after(assistant_prefix: str) -> ThinkMode:
+    """The think mode of a reply that follows the chat format's ``assistant_prefix``.
+
+    >>> think_mode_after(""), think_mode_after("<think>\\n"), think_mode_after("<think>\\n\\n</think>\\n\\n")
+    (<ThinkMode.OPTIONAL: 'optional'>, <ThinkMode.OPEN: 'open'>, <ThinkMode.NONE: 'none'>)
+    """
+    if _THINK_CLOSE in assistant_prefix:
+        return ThinkMode.NONE
+    if assistant_prefix.rstrip().endswith(_THINK_OPEN):
+        return ThinkMode.OPEN
+    return ThinkMode.OPTIONAL
+
+
+@dataclass(frozen=True)
+class ReplyGrammar:
+    """The constraint on one reply.
+
+    Attributes:
+        kind: tool calls or the final SQL.
+        think: whether and how a ``<think>`` block may come first.
+        max_calls: most call lines in one exploration reply (>= 1).
+        reasoning_lines: most lines of plain text before the calls (>= 0); each is at
+            most 300 characters and cannot start with ``{``.
+    """
+
+    kind: TurnKind = TurnKind.CALLS
+    think: ThinkMode = ThinkMode.OPTIONAL
+    max_calls: int = 4
+    reasoning_lines: int = 3
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "kind", TurnKind(self.kind))
+        object.__setattr__(self, "think", ThinkMode(self.think))
+        if self.max_calls < 1:
+            raise ConfigError(f"max_calls must be >= 1, got {self.max_calls}")
+        if self.reasoning_lines < 0:
+            raise ConfigError(f"reasoning_lines must be >= 0, got {self.reasoning_lines}")
+
+    def gbnf(self) -> str:
+        """The grammar as llama.cpp GBNF (also read by llguidance and vLLM)."""
+        return _gbnf(self.kind, self.think, self.max_calls, self.reasoning_lines)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "kind": self.kind.value,
+            "think": self.think.value,
+            "max_calls": self.max_calls,
+            "reasoning_lines": self.reasoning_lines,
+        }
+
+
+# -- building the GBNF text ------------------------------------------------------------
+
+_REASONING_LINE_CHARS = 300
+
+# JSON values. Strings a tool takes are non-empty (an empty table name or query is no
+# argument at all); integers are bounded to nine digits so a degenerate "1111..." ends.
+_VALUES = r"""
+ws ::= [ ]?
+string ::= "\"" char+ "\""
+char ::= [^"\\\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})
+integer ::= "-"? ("0" | [1-9] [0-9]{0,8})
+number ::= integer ("." [0-9]{1,12})?
+boolean ::= "true" | "false"
+""".strip()
+
+_JSON_RULE = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean"}
+
+
+def _literal(text: str) -> str:
+    """A GBNF string literal."""
+    return json.dumps(text, ensure_ascii=False)
+
+
+def _rule_name(tool: Tool) -> str:
+    return "tool-" + tool.name.replace("_", "-")
+
+
+def _param_item(param: ToolParam) -> str:
+    return f'{_literal(json.dumps(param.name))} ws ":" ws {_JSON_RULE[param.json_type()]}'
+
+
+def _args_rule(tool: Tool) -> str:
+    """``{...}`` holding the tool's parameters in signature order; optional ones may be left out."""
+    required = [p for p in tool.params if p.required]
+    optional = [p for p in tool.params if not p.required]
+    if not tool.params:
+        return '"{" ws "}"'
+    if not required:  # not the case for any of the eight; kept general for a future tool
+        items = " | ".join(_param_item(p) for p in optional)
+        return f'"{{" ws (({items}) ("," ws ({items}))*)? ws "}}"'
+    body = ' "," ws '.join(_param_item(p) for p in required)
+    # Each optional parameter may follow the ones before it; nesting keeps the order.
+    tail = ""
+    for param in reversed(optional):
+        tail = f'("," ws {_param_item(param)} {tail})?'
+    return f'"{{" ws {body} {tail} ws "}}"'.replace("  ", " ")
+
+
+def _tool_rule(tool: Tool) -> str:
+    head = f'"{{" ws {_literal(json.dumps("tool"))} ws ":" ws {_literal(json.dumps(tool.name))}'
+    return f'{_rule_name(tool)} ::= {head} ws "," ws {_literal(json.dumps("args"))} ws ":" ws {_args_rule(tool)} ws "}}"'
+
+
+def _think_rules(think: ThinkMode) -> tuple[str, list[str]]:
+    """The prefix every reply starts with, and its rules."""
+    body = r'think-text ::= ([^<] | "<" [^/] | "</" [^t] | "</t" [^h])*'
+    close = f'{_literal(_THINK_CLOSE)} "\\n"*'
+    if think is ThinkMode.NONE:
+        return "", []
+    if think is ThinkMode.OPEN:
+        return "think ", [f"think ::= think-text {close}", body]
+    return "think? ", [f"think ::= {_literal(_THINK_OPEN)} think-text {close}", body]
+
+
+@lru_cache(maxsize=16)
+def _gbnf(kind: TurnKind, think: ThinkMode, max_calls: int, reasoning_lines: int) -> str:
+    prefix, rules = _think_rules(think)
+    if kind is TurnKind.FINAL_SQL:
+        rules = [
+            f'root ::= {prefix}"```sql\\n" sql "```"',
+            # The statement may span lines; it cannot hold a backtick, so the fence ends
+            # it. Its closing newline belongs to it: a lexer that reads the longest
+            # match (llguidance) would otherwise swallow the fence's newline into it.
+            'sql ::= sql-start [^`]* "\\n"',
+            "sql-start ::= [Ss] [Ee] [Ll] [Ee] [Cc] [Tt] | [Ww] [Ii] [Tt] [Hh]",
+            *rules,
+        ]
+        return "\n".join(rules) + "\n"
+    explore = [t for t in TOOLS.values() if not t.ends_episode]
+    final = [t for t in TOOLS.values() if t.ends_episode]
+    more = f'("\\n" call){{0,{max_calls - 1}}}' if max_calls > 1 else ""
+    reasoning = f"(line \"\\n\"){{0,{reasoning_lines}}} " if reasoning_lines else ""
+    rules = [
+        f"root ::= {prefix}{reasoning}calls",
+        f"calls ::= {' | '.join(_rule_name(t) for t in final)} | call {more}".rstrip(),
+        f"call ::= {' | '.join(_rule_name(t) for t in explore)}",
+        'line ::= [^{}`\\n]+',
+        *rules,
+        *(_tool_rule(t) for t in TOOLS.values()),
+    ]
+    return "\n".join(rules + [_VALUES]) + "\n"

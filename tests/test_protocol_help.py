@@ -1,0 +1,192 @@
+"""Protocol help for untrained models (issue 11 items 1-2): the constraint each turn asks
+for, a submit sent with other calls, the worked example, example values in the schema —
+each a recorded EpisodeConfig option, off by default and for the seed model."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+
+import pytest
+
+from conftest import CHINOOK
+from sqlscout.backends.scripted import ScriptedBackend, ScriptTurn
+from sqlscout.env.chat import ChatML
+from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.episode import Episode
+from sqlscout.env.grammar import ThinkMode, TurnKind
+from sqlscout.env.prompts import PROMPT_VERSION, SchemaMode
+from sqlscout.env.sandbox import Database
+from sqlscout.env.single_shot import SingleShotEpisode
+from sqlscout.env.task import Task
+from sqlscout.env.trace import AnswerSource, EpisodeResult, StopReason
+from sqlscout.errors import ConfigError
+from sqlscout.models.presets import PRESETS
+from sqlscout.runner import Runner, RunnerConfig, RunMode
+
+COUNT = "SELECT COUNT(*) FROM Genre"
+
+
+def call(tool: str, **args: object) -> str:
+    return json.dumps({"tool": tool, "args": args})
+
+
+@pytest.fixture(scope="module")
+def db() -> Database:
+    with Database(CHINOOK) as database:
+        yield database
+
+
+@pytest.fixture
+def task() -> Task:
+    return Task("q", "How many genres are there?", CHINOOK, gold_sql=COUNT)
+
+
+def test_every_option_is_off_by_default_and_recorded(db: Database, task: Task) -> None:
+    config = EpisodeConfig()
+    assert (config.constrain, config.defer_mixed_submit, config.worked_example, config.example_values) == (False, False, False, 0)
+    ep = Episode(task, db, replace(config, defer_mixed_submit=True, example_values=2))
+    ep.step(call("submit_sql", sql=COUNT))
+    data = ep.result().to_dict()
+    assert data["config"]["defer_mixed_submit"] is True and data["config"]["example_values"] == 2
+    assert EpisodeResult.from_dict(json.loads(json.dumps(data))).config == ep.config
+    with pytest.raises(ConfigError, match="example_values"):
+        EpisodeConfig(example_values=11)
+
+
+def test_the_seed_model_keeps_its_protocol_and_untrained_presets_are_constrained() -> None:
+    seed = PRESETS["sqale-2b"].episode
+    assert not (seed.constrain or seed.defer_mixed_submit or seed.worked_example or seed.example_values)
+    assert PRESETS["qwen2.5-coder-0.5b"].episode.constrain and PRESETS["qwen2.5-coder-1.5b"].episode.constrain
+
+
+# -- the constraint each turn asks for ----------------------------------------------------
+
+
+def test_each_turn_asks_for_its_grammar_only_when_constrained(db: Database, task: Task) -> None:
+    assert Episode(task, db).request().constraint is None
+    ep = Episode(task, db, EpisodeConfig(constrain=True, max_rounds=1))
+    first = ep.request().constraint
+    assert first is not None and first.kind is TurnKind.CALLS and first.think is ThinkMode.OPTIONAL
+    ep.step(call("list_tables"))
+    final = ep.request()
+    assert final.final and final.constraint is not None and final.constraint.kind is TurnKind.FINAL_SQL
+    no_think = Episode(task, db, EpisodeConfig(constrain=True), chat=ChatML(assistant_prefix="<think>\n\n</think>\n\n"))
+    assert no_think.request().constraint.think is ThinkMode.NONE  # type: ignore[union-attr]
+    shot = SingleShotEpisode(task, db, EpisodeConfig(constrain=True))
+    assert shot.request().constraint.kind is TurnKind.FINAL_SQL  # type: ignore[union-attr]
+
+
+def test_the_runner_hands_each_turn_its_grammar(task: Task) -> None:
+    seen: list[tuple[int, str | None]] = []
+
+    def script(turn: ScriptTurn) -> str:
+        seen.append((turn.turn, turn.constraint.kind.value if turn.constraint else None))
+        return [call("list_tables"), "```sql\n" + COUNT + "\n```"][turn.turn]
+
+    config = RunnerConfig(episode=EpisodeConfig(constrain=True, max_rounds=1))
+    with Runner(ScriptedBackend(script), config) as runner:
+        [rollout] = list(runner.run([task]))
+    assert seen == [(0, "calls"), (1, "final_sql")]
+    assert rollout.result.final_sql == COUNT and rollout.result.answer_source is AnswerSource.FINAL_TURN
+    seen.clear()
+    with Runner(ScriptedBackend(script), RunnerConfig(episode=EpisodeConfig(max_rounds=1))) as runner:
+        list(runner.run([task]))
+    assert seen == [(0, None), (1, None)]
+
+
+# -- a submit sent along with other calls -------------------------------------------------
+
+
+def test_a_mixed_submit_waits_for_the_results_of_its_reply(db: Database, task: Task) -> None:
+    mixed = call("run_query", sql=COUNT) + "\n" + call("submit_sql", sql="SELECT 1")
+    plain = Episode(task, db)
+    assert plain.step(mixed) is None and plain.result().final_sql == "SELECT 1"  # submitted blind
+
+    ep = Episode(task, db, EpisodeConfig(defer_mixed_submit=True))
+    observation = ep.step(mixed)
+    assert observation is not None
+    assert "25" in observation  # the query ran: Chinook has 25 genres
+    assert "Not submitted" in observation and "reply of its own" in observation
+    [query, submit] = ep.rounds[0].calls
+    assert query.ok and (submit.tool, submit.ok) == ("submit_sql", False)
+    assert ep.step(call("submit_sql", sql=COUNT)) is None
+    result = ep.result()
+    assert (result.final_sql, result.stop_reason) == (COUNT, StopReason.SUBMITTED)
+
+
+def test_a_lone_submit_or_a_repeated_one_is_not_deferred(db: Database, task: Task) -> None:
+    config = EpisodeConfig(defer_mixed_submit=True)
+    ep = Episode(task, db, config)
+    assert ep.step(call("submit_sql", sql=COUNT) + "\n" + call("submit_sql", sql=COUNT)) is None
+    assert ep.result().stop_reason is StopReason.SUBMITTED
+
+
+# -- the worked example and example values ------------------------------------------------
+
+
+def test_the_worked_example_is_in_the_system_prompt_and_the_version(db: Database, task: Task) -> None:
+    plain = Episode(task, db)
+    ep = Episode(task, db, EpisodeConfig(worked_example=True))
+    system = ep.messages[0]["content"]
+    assert "Example, on another database" in system and "Example, on another database" not in plain.messages[0]["content"]
+    assert system.startswith(plain.messages[0]["content"])
+    ep.step(call("submit_sql", sql=COUNT))
+    assert ep.result().prompt_version == PROMPT_VERSION + "+example"
+    plain.step(call("submit_sql", sql=COUNT))
+    assert plain.result().prompt_version == PROMPT_VERSION
+
+
+def test_the_example_calls_are_valid_calls(db: Database, task: Task) -> None:
+    from sqlscout.env.parser import parse_turn
+    from sqlscout.env.tools import TOOLS
+
+    system = Episode(task, db, EpisodeConfig(worked_example=True)).messages[0]["content"]
+    example = system.split("Example, on another database", 1)[1]
+    calls = parse_turn(example).calls
+    assert [c.tool for c in calls] == [
+        "list_tables", "describe_table", "describe_table", "distinct_values", "run_query", "submit_sql",
+    ]  # fmt: skip
+    for c in calls:
+        TOOLS[c.tool].bind(c.args)
+
+
+def test_example_values_reach_agent_and_single_shot_alike(db: Database, task: Task) -> None:
+    config = EpisodeConfig(schema=SchemaMode.FULL, example_values=3)
+    agent = Episode(task, db, config)
+    shot = SingleShotEpisode(task, db, replace(config, schema=SchemaMode.WITHHELD))
+    for episode in (agent, shot):
+        user = episode.messages[1]["content"]
+        assert "-- Example values:" in user
+        assert "--   Name: 'Rock', 'Jazz', 'Metal'" in user  # Chinook's first three genres
+        assert 'CREATE TABLE [Genre]' in user or 'CREATE TABLE "Genre"' in user or "CREATE TABLE Genre" in user
+    agent.step(call("submit_sql", sql=COUNT))
+    shot.step("```sql\n" + COUNT + "\n```")
+    assert agent.result().prompt_version == shot.result().prompt_version == PROMPT_VERSION + "+values3"
+    withheld = Episode(task, db, EpisodeConfig(example_values=3))
+    assert "Example values" not in withheld.messages[1]["content"]
+    withheld.step(call("submit_sql", sql=COUNT))
+    assert withheld.result().prompt_version == PROMPT_VERSION  # no schema shown, nothing changed
+
+
+def test_example_values_skip_blobs_cut_long_text_and_survive_odd_names(make_db) -> None:  # type: ignore[no-untyped-def]
+    path = make_db(
+        'CREATE TABLE "odd table" ("a b" TEXT, data BLOB, n INT);'
+        "INSERT INTO \"odd table\" VALUES ('" + "x" * 100 + "', x'00ff', NULL), ('it''s', x'01', 3);"
+    )
+    from sqlscout.env.schema_text import schema_text
+
+    with Database(path) as odd:
+        text = schema_text(odd, 2)
+    assert "--   a b: '" + "x" * 37 + "...', \"it's\"" in text
+    assert "data:" not in text and "--   n: 3" in text
+
+
+def test_single_shot_runs_with_every_option(task: Task) -> None:
+    config = RunnerConfig(
+        episode=EpisodeConfig(constrain=True, example_values=2, worked_example=True, defer_mixed_submit=True),
+        mode=RunMode.SINGLE_SHOT,
+    )
+    with Runner(ScriptedBackend(["```sql\n" + COUNT + "\n```"]), config) as runner:
+        [rollout] = list(runner.run([task]))
+    assert rollout.result.final_sql == COUNT and rollout.result.prompt_version == PROMPT_VERSION + "+values2"
