@@ -23,6 +23,9 @@ class EpisodeConfig:
         final_turn_reserve: tokens kept free for the final answer; when less would be
             left after a tool result, the final turn is forced instead.
         schema: ``withheld`` (default) or ``full`` (every CREATE TABLE in the prompt).
+        turn_time_limit_s: seconds the tool calls of one model turn may take in all; a call
+            still pending when they are used up is not run (nor is one after the failed-query
+            limit is reached) and says so. ``submit_sql`` always runs. None: no limit.
     """
 
     max_rounds: int = 6
@@ -31,6 +34,7 @@ class EpisodeConfig:
     max_turn_tokens: int | None = None
     final_turn_reserve: int = 256
     schema: SchemaMode = SchemaMode.WITHHELD
+    turn_time_limit_s: float | None = 20.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "schema", SchemaMode(self.schema))
@@ -44,6 +48,8 @@ class EpisodeConfig:
             raise ConfigError(
                 f"token_budget ({self.token_budget}) must exceed final_turn_reserve ({self.final_turn_reserve})"
             )
+        if self.turn_time_limit_s is not None and not self.turn_time_limit_s > 0:
+            raise ConfigError(f"turn_time_limit_s must be > 0 or None, got {self.turn_time_limit_s}")
         if self.max_turn_tokens is not None and self.max_turn_tokens < 1:
             raise ConfigError(f"max_turn_tokens must be >= 1 or None, got {self.max_turn_tokens}")
 
