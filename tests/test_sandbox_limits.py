@@ -112,8 +112,7 @@ def test_a_result_too_large_is_an_error_not_a_memory_blow_up(chinook_copy: Path)
     scored = execute_for_scoring(db, "SELECT zeroblob(900000) FROM Track")
     assert not scored.ok
     assert scored.error == (
-        "SQL error: the result holds more than 100,000,000 bytes of text and blobs; "
-        "select fewer rows or smaller values."
+        "SQL error: the result is larger than 100,000,000 bytes; select fewer rows or smaller values."
     )
     assert execute_for_scoring(db, "SELECT zeroblob(9000000) FROM Track").error == "SQL error: string or blob too big"
     # An ordinary large result still comes back whole.
