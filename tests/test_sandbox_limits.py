@@ -229,3 +229,32 @@ def test_sqlscout_tool_says_what_to_do_with_a_wal_database_and_reads_it_immutabl
     assert (read.exit_code, read.stdout) == (0, "genre\n")
     assert _listing(wal_db.parent) == ["wal.sqlite"]
     assert _sha256(wal_db) == before
+
+
+def test_eval_records_a_huge_answer_as_an_outcome_and_resumes(chinook_copy: Path) -> None:
+    from sqlscout.env.task import Task
+    from sqlscout.evaluation import EvalConfig, RunDir, policy_source, run_eval
+    from sqlscout.policy import ScriptedPolicy
+
+    answers = {"0": "SELECT zeroblob(9000000) FROM Track", "1": "SELECT zeroblob(900000) FROM Track"}
+    tasks = [
+        Task(key, "Show every track's cover.", str(chinook_copy), gold_sql="SELECT Name FROM Track", benchmark="spider")
+        for key in answers
+    ]
+
+    def submit(job):  # the model submits its huge query straight away
+        sql = answers[job.task.question_id]
+        return ScriptedPolicy(lambda episode, request: json.dumps({"tool": "submit_sql", "args": {"sql": sql}}))
+
+    settings = EvalConfig(benchmark="spider", model="scripted-huge", samples=1)
+    run = chinook_copy.parent.parent / "run"
+    outcome = run_eval(tasks, settings, policy_source(submit), run)
+    assert outcome.written == 2
+    records = {r.key: r for r in RunDir(run).read_records()}
+    assert records["0"].verdict.pred_error == "SQL error: string or blob too big"
+    assert records["1"].verdict.pred_error == (
+        "SQL error: the result is larger than 100,000,000 bytes; select fewer rows or smaller values."
+    )
+    assert all(r.result.stop_reason.value == "submitted" and not r.verdict.official for r in records.values())
+    again = run_eval(tasks, settings, policy_source(submit), run, resume=True)
+    assert (again.resumed, again.written) == (2, 0)
