@@ -258,3 +258,18 @@ def test_eval_records_a_huge_answer_as_an_outcome_and_resumes(chinook_copy: Path
     assert all(r.result.stop_reason.value == "submitted" and not r.verdict.official for r in records.values())
     again = run_eval(tasks, settings, policy_source(submit), run, resume=True)
     assert (again.resumed, again.written) == (2, 0)
+
+
+def test_a_forked_child_gets_a_working_deadline(chinook_copy: Path) -> None:
+    import multiprocessing
+
+    db = Database(chinook_copy, SandboxConfig(timeout_s=0.3))
+    runaway = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n) SELECT count(*) FROM n"
+    assert call_tool(db, "run_query", {"sql": runaway}).text.startswith("Error: Query timed out")
+    with multiprocessing.get_context("fork").Pool(1) as pool:
+        text = pool.apply(_run_in_child, (str(chinook_copy), runaway))
+    assert text.startswith("Error: Query timed out after 0.3 s")
+
+
+def _run_in_child(path: str, sql: str) -> str:
+    return call_tool(Database(path, SandboxConfig(timeout_s=0.3)), "run_query", {"sql": sql}).text

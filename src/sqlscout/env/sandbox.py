@@ -105,6 +105,12 @@ class _Watchdog:
     TICK_S = 0.02
 
     def __init__(self) -> None:
+        self._reset()
+        # A child forked while the thread held the lock would inherit it locked, and the
+        # thread itself does not survive a fork: start afresh in the child.
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
         self._running: dict[sqlite3.Connection, float] = {}
         self._lock = threading.Lock()
         self._thread: threading.Thread | None = None
