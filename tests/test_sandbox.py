@@ -165,7 +165,7 @@ def test_a_snapshot_reads_one_version_of_the_file_and_ends_cleanly(make_db) -> N
 
     path = make_db("PRAGMA journal_mode = WAL; CREATE TABLE t (x INT); INSERT INTO t VALUES (1);")
     writer = sqlite3.connect(path, isolation_level=None)  # keeps the WAL files in place
-    db = Database(path, SandboxConfig(timeout_s=DEADLINE_S))
+    db = Database(path, SandboxConfig(timeout_s=DEADLINE_S, live_wal=True))
     with db.snapshot():
         assert db.execute("SELECT x FROM t").rows == [(1,)]
         writer.execute("UPDATE t SET x = 2")

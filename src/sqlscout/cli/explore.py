@@ -14,15 +14,18 @@ from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.episode import Episode
 from sqlscout.errors import SqlscoutError
 from sqlscout.env.prompts import SchemaMode
-from sqlscout.env.sandbox import Database
+from sqlscout.env.sandbox import Database, SandboxConfig
 from sqlscout.env.task import Task
 from sqlscout.env.tools import TOOLS, call_tool
 
 
-def _open(db_path: Path) -> Database:
+IMMUTABLE_HELP = "The file does not change while read (read-only media, WAL-mode benchmark copies): open it with SQLite's immutable=1."
+
+
+def _open(db_path: Path, immutable: bool = False) -> Database:
     path = user_path(db_path, "database")
     try:
-        return Database(path)
+        return Database(path, SandboxConfig(immutable=immutable))
     except SqlscoutError as exc:
         fail(str(exc))
     except OSError as exc:
@@ -33,6 +36,7 @@ def tool(
     db: Path = typer.Argument(..., help="SQLite database file."),
     name: str = typer.Argument(..., help=f"Tool name: {', '.join(TOOLS)}."),
     arg: list[str] = typer.Option([], "--arg", "-a", help="Tool argument as name=value (repeatable)."),
+    immutable: bool = typer.Option(False, "--immutable", help=IMMUTABLE_HELP),
 ) -> None:
     """Print a tool's observation exactly as a model sees it."""
     if name not in TOOLS:
@@ -43,7 +47,7 @@ def tool(
         if not sep or not key:
             fail(f"--arg takes name=value, got '{item}' (e.g. --arg table_name=singer)")
         args[key.strip()] = value
-    outcome = call_tool(_open(db), name, args)
+    outcome = call_tool(_open(db, immutable), name, args)
     sys.stdout.write(outcome.text + "\n")
     raise typer.Exit(0 if outcome.ok else 1)
 
@@ -72,9 +76,10 @@ def play(
     evidence: Optional[str] = typer.Option(None, help="Evidence note shown with the question."),
     gold: Optional[str] = typer.Option(None, help="Gold SQL: score the answer at the end."),
     max_rounds: int = typer.Option(6, help="Tool rounds before the final turn."),
+    immutable: bool = typer.Option(False, "--immutable", help=IMMUTABLE_HELP),
 ) -> None:
     """Play the model: type its turns and see exactly what a model would see."""
-    database = _open(db)
+    database = _open(db, immutable)
     try:
         config = EpisodeConfig(max_rounds=max_rounds, schema=schema)
     except SqlscoutError as exc:

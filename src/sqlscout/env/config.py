@@ -33,6 +33,9 @@ class EpisodeConfig:
         worked_example: the system prompt carries one short worked episode.
         example_values: how many example values per column the schema text shows (0:
             none; only where the schema is shown: ``full`` and single-shot).
+        turn_time_limit_s: seconds the tool calls of one model turn may take in all; a call
+            still pending when they are used up is not run (nor is one after the failed-query
+            limit is reached) and says so. ``submit_sql`` always runs. None: no limit.
     """
 
     max_rounds: int = 6
@@ -45,6 +48,7 @@ class EpisodeConfig:
     defer_mixed_submit: bool = False
     worked_example: bool = False
     example_values: int = 0
+    turn_time_limit_s: float | None = 20.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "schema", SchemaMode(self.schema))
@@ -60,6 +64,8 @@ class EpisodeConfig:
             )
         if not 0 <= self.example_values <= 10:
             raise ConfigError(f"example_values must be between 0 and 10, got {self.example_values}")
+        if self.turn_time_limit_s is not None and not self.turn_time_limit_s > 0:
+            raise ConfigError(f"turn_time_limit_s must be > 0 or None, got {self.turn_time_limit_s}")
         if self.max_turn_tokens is not None and self.max_turn_tokens < 1:
             raise ConfigError(f"max_turn_tokens must be >= 1 or None, got {self.max_turn_tokens}")
 

@@ -299,12 +299,20 @@ class Episode(EpisodeBase):
         seen: dict[str, CallRecord] = {}
         several = len(parsed.calls) > 1  # a lone call needs no identity (it costs a json.dumps)
         defer = self.config.defer_mixed_submit and any(c.tool != "submit_sql" for c in parsed.calls)
+        limit = self.config.turn_time_limit_s
+        turn_ends = None if limit is None else time.monotonic() + limit
         for call in parsed.calls:
             key = call.key() if several else ""
             if key in seen:
                 seen[key].repeats += 1
                 continue
-            outcome = DEFERRED_SUBMIT if defer and call.tool == "submit_sql" else call_tool(self.db, call.tool, call.args)
+            skipped = self._skip_reason(call, turn_ends)
+            if skipped is not None:
+                seen[key] = CallRecord(call.tool, call.args, False, skipped, 0.0)
+                record.calls.append(seen[key])
+                parts.append(f"Result {len(record.calls)} of {_describe(call)}:\n{skipped}")
+                continue
+            outcome = DEFERRED_SUBMIT if defer and call.tool == "submit_sql" else self._call(call, turn_ends)
             seen[key] = CallRecord(call.tool, call.args, outcome.ok, outcome.text, outcome.elapsed_s)
             record.calls.append(seen[key])
             self._track_query(call, outcome)
@@ -314,6 +322,25 @@ class Episode(EpisodeBase):
             parts.append(f"Result {len(record.calls)} of {_describe(call)}:\n{outcome.text}")
         parts += [f"Error: {e}" for e in parsed.errors]
         return "\n\n".join(parts)
+
+    def _skip_reason(self, call: ToolCall, turn_ends: float | None) -> str | None:
+        """Why ``call`` is not run (the turn's failures or time are used up), or None.
+
+        An answer is always looked at: ``submit_sql`` only compiles its query.
+        """
+        if call.tool == "submit_sql":
+            return None
+        if self.failed_streak >= self.config.max_failed_queries:
+            return f"Not run: {self.failed_streak} queries failed in a row; answer with what you know."
+        if turn_ends is not None and time.monotonic() >= turn_ends:
+            return f"Not run: this turn's {self.config.turn_time_limit_s:g} s for tool calls are used up."
+        return None
+
+    def _call(self, call: ToolCall, turn_ends: float | None) -> ToolOutcome:
+        if turn_ends is None or call.tool == "submit_sql":
+            return call_tool(self.db, call.tool, call.args)
+        with self.db.time_limit(turn_ends - time.monotonic()):
+            return call_tool(self.db, call.tool, call.args)
 
     def _track_query(self, call: ToolCall, outcome: ToolOutcome) -> None:
         if call.tool != "run_query":
@@ -366,7 +393,7 @@ class Episode(EpisodeBase):
 
     def _compiles(self, sql: str) -> bool:
         try:
-            self.db.execute("EXPLAIN " + sql, max_rows=1)
+            self.db.compile(sql)
         except QueryError:
             return False
         return True

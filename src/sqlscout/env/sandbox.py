@@ -4,8 +4,13 @@ Read-only by construction, four times over: the file is opened with a ``mode=ro`
 ``PRAGMA query_only`` is on, extension loading stays off, and an authorizer admits only
 reads (no write, schema change, ATTACH/DETACH, transaction, state-changing PRAGMA or
 ``load_extension``). Every statement runs under a deadline enforced inside SQLite by a
-progress handler, rows are fetched with a cap, and text that is not UTF-8 is decoded
-with replacement characters instead of failing.
+progress handler; the few built-in functions whose one call could outrun it are bounded
+(:mod:`sqlscout.env.bounded_functions`), as are the length of any value and of a LIKE
+pattern. Rows are fetched with a cap on their count and on their size, and text that is not UTF-8 is decoded with replacement characters instead of failing.
+
+Nothing is ever written beside the user's file: a WAL-mode database (which SQLite reads
+through ``-wal`` and ``-shm`` files it creates or updates) is opened only with
+``immutable=1``, when the user says the file does not change.
 
 A :class:`Database` is safe to share between threads: each statement borrows a
 connection from a small pool, so many episodes can read one file at once.
@@ -28,6 +33,7 @@ sqlscout.errors.QueryRefused: Refused: the database is read-only; only SELECT qu
 from __future__ import annotations
 
 import hashlib
+import marshal
 import os
 import queue
 import re
@@ -39,7 +45,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from sqlscout.env.schema import Schema, read_schema
+from sqlscout.env.bounded_functions import BoundedFunctions
+from sqlscout.env.schema import Schema, quote_identifier, read_schema
 from sqlscout.errors import DatabaseError, QueryError, QueryRefused, QueryTimeout
 
 __all__ = ["Database", "QueryResult", "SandboxConfig"]
@@ -82,6 +89,66 @@ def _authorize(action: int, arg1: str | None, arg2: str | None, _db: str | None,
     return sqlite3.SQLITE_DENY
 
 
+class _ThreadState(threading.local):
+    """Per thread: the connection of its :meth:`Database.snapshot` and the end of its
+    :meth:`Database.time_limit` (class defaults make a read cheap: no AttributeError)."""
+
+    conn: sqlite3.Connection | None = None
+    ends: float | None = None
+
+
+class _Watchdog:
+    """Interrupts statements that run past their deadline, from one background thread.
+
+    The progress handler only runs every ``progress_interval`` VM instructions; when each
+    instruction moves a large value (sorting rows of 1 MB blobs) that is seconds.
+    ``sqlite3_interrupt`` is checked at every loop jump and inside sorts and counts, so
+    it stops such a statement within one row. The thread wakes every ``TICK_S`` and only
+    while a statement is running; watching one costs a lock and a dict entry.
+    """
+
+    TICK_S = 0.02
+
+    def __init__(self) -> None:
+        self._reset()
+        # A child forked while the thread held the lock would inherit it locked, and the
+        # thread itself does not survive a fork: start afresh in the child.
+        os.register_at_fork(after_in_child=self._reset)
+
+    def _reset(self) -> None:
+        self._running: dict[sqlite3.Connection, float] = {}
+        self._lock = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def watch(self, conn: sqlite3.Connection, deadline: float) -> None:
+        with self._lock:
+            self._running[conn] = deadline
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._loop, name="sqlscout-watchdog", daemon=True)
+                self._thread.start()
+
+    def done(self, conn: sqlite3.Connection) -> None:
+        # Under the lock: once this returns, no interrupt meant for the statement can land.
+        with self._lock:
+            self._running.pop(conn, None)
+
+    def _loop(self) -> None:
+        while True:
+            time.sleep(self.TICK_S)
+            now = time.monotonic()
+            with self._lock:
+                for conn, deadline in list(self._running.items()):
+                    if now > deadline:
+                        conn.interrupt()
+                        del self._running[conn]
+                if not self._running:
+                    self._thread = None
+                    return
+
+
+_WATCHDOG = _Watchdog()
+
+
 def _decode_lossy(raw: bytes) -> str:
     return raw.decode("utf-8", errors="replace")
 
@@ -93,14 +160,33 @@ class SandboxConfig:
     Attributes:
         timeout_s: deadline of one statement, enforced inside SQLite (must be > 0).
         max_rows: rows fetched at most from one statement; more are never read.
-        max_value_bytes: largest string or blob a statement may build (SQLITE_LIMIT_LENGTH).
+        max_value_bytes: largest string, blob or stored row a statement may read or build
+            (SQLITE_LIMIT_LENGTH); with ``max_like_pattern_bytes`` it bounds the work of one
+            LIKE or GLOB call (the largest Spider value is 213 bytes).
+        max_like_pattern_bytes: longest LIKE or GLOB pattern (SQLITE_LIMIT_LIKE_PATTERN_LENGTH;
+            the longest in Spider and BIRD dev gold SQL is 53).
+        max_result_bytes: bytes one statement's fetched rows may take (their values as
+            serialised by ``marshal``: text and blob bytes plus a few bytes a value); a
+            larger result is an error, so memory stays bounded (scoring fetches up to a
+            million rows).
         progress_interval: SQLite VM instructions between two deadline checks.
+        immutable: the file does not change while it is open (read-only media, a benchmark
+            copy): open it with SQLite's ``immutable=1``, which takes no locks and is the
+            only way to read a WAL-mode database without writing ``-wal``/``-shm`` beside it.
+        live_wal: the file is a WAL-mode database that another program is writing: read it
+            through its ``-wal`` and ``-shm`` files as any reader does (SQLite creates them
+            if missing and updates ``-shm``). Off by default, and a WAL-mode database is
+            refused with a message that says what to do, so nothing is written beside a file.
     """
 
     timeout_s: float = 5.0
     max_rows: int = 10_000
-    max_value_bytes: int = 10_000_000
+    max_value_bytes: int = 1_000_000
+    max_like_pattern_bytes: int = 64
+    max_result_bytes: int = 100_000_000
     progress_interval: int = 2_000
+    immutable: bool = False
+    live_wal: bool = False
 
     def __post_init__(self) -> None:
         from sqlscout.errors import ConfigError
@@ -111,6 +197,14 @@ class SandboxConfig:
             raise ConfigError(f"max_rows must be >= 1, got {self.max_rows}")
         if self.max_value_bytes < 1_000:
             raise ConfigError(f"max_value_bytes must be >= 1000, got {self.max_value_bytes}")
+        if self.max_like_pattern_bytes < 1:
+            raise ConfigError(f"max_like_pattern_bytes must be >= 1, got {self.max_like_pattern_bytes}")
+        if self.max_result_bytes < self.max_value_bytes:
+            raise ConfigError(
+                f"max_result_bytes ({self.max_result_bytes}) must be >= max_value_bytes ({self.max_value_bytes})"
+            )
+        if self.immutable and self.live_wal:
+            raise ConfigError("immutable and live_wal exclude each other: a live database changes")
         if self.progress_interval < 1:
             raise ConfigError(f"progress_interval must be >= 1, got {self.progress_interval}")
 
@@ -139,13 +233,13 @@ class Database:
     def __init__(self, path: str | os.PathLike[str], config: SandboxConfig | None = None) -> None:
         self.path = Path(path).expanduser().resolve()
         self.config = config or SandboxConfig()
-        _check_sqlite_file(self.path)
+        _check_sqlite_file(self.path, self.config)
         self._pool: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
-        self._all: list[sqlite3.Connection] = []
+        self._all: dict[sqlite3.Connection, BoundedFunctions] = {}
         self._lock = threading.Lock()
         self._schema: Schema | None = None
         self._hash: tuple[tuple[int, int], str] | None = None
-        self._held = threading.local()  # .conn: the connection of this thread's snapshot()
+        self._held = _ThreadState()
         # Fail now, with a clear message, if the file cannot be read at all.
         with self.connection() as conn:
             try:
@@ -192,7 +286,7 @@ class Database:
     def connection(self) -> Iterator[sqlite3.Connection]:
         """Borrow a read-only connection for the duration of the block (inside
         :meth:`snapshot`, that snapshot's connection)."""
-        held = getattr(self._held, "conn", None)
+        held = self._held.conn
         if held is not None:
             yield held
             return
@@ -216,7 +310,7 @@ class Database:
         ...     db.execute("SELECT count(*) FROM Genre").rows
         [(25,)]
         """
-        if getattr(self._held, "conn", None) is not None:
+        if self._held.conn is not None:
             yield
             return
         conn = self._borrow()
@@ -231,6 +325,27 @@ class Database:
                     self._unguarded(conn, "COMMIT")
         finally:
             self._pool.put(conn)
+
+    @contextmanager
+    def time_limit(self, seconds: float) -> Iterator[None]:
+        """Give this thread's statements inside the block ``seconds`` in all.
+
+        Each still has its own deadline; none runs past the block's. An episode wraps one
+        model turn in it, so a reply full of runaway queries ends in bounded time.
+        Nested blocks keep the earlier end.
+        """
+        outer = self._held.ends
+        ends = time.monotonic() + seconds
+        self._held.ends = ends if outer is None else min(outer, ends)
+        try:
+            yield
+        finally:
+            self._held.ends = outer
+
+    def time_left(self) -> float | None:
+        """Seconds left in this thread's :meth:`time_limit` block (None outside one)."""
+        ends = self._held.ends
+        return None if ends is None else ends - time.monotonic()
 
     def _unguarded(self, conn: sqlite3.Connection, statement: str) -> None:
         # The authorizer refuses transaction statements to queries; these come from here.
@@ -263,45 +378,72 @@ class Database:
         """
         if not sql or not sql.strip():
             raise QueryError("Empty query: pass one SQL SELECT statement.")
+        if "\x00" in sql:
+            # SQLite stops reading at a NUL, so what follows it would pass every check unseen.
+            raise QueryRefused("Refused: the query holds a NUL character; send one SQL statement as plain text.")
         if _leading_verb(sql) in _WRITE_VERBS:
             # The authorizer cannot see statements that touch nothing (DROP ... IF EXISTS
             # of a missing object) or that only compile (EXPLAIN VACUUM); refuse them by
             # their verb so a write never passes as a harmless no-op or as an answer.
             raise QueryRefused(_refusal(sql, ""))
         timeout = self.config.timeout_s if timeout_s is None else timeout_s
+        left = self.time_left()
+        turn_bound = left is not None and left < timeout
+        if turn_bound:
+            timeout = max(left or 0.0, 0.0)
         cap = self.config.max_rows if max_rows is None else max_rows
-        held = getattr(self._held, "conn", None)
+        held = self._held.conn
         conn = held if held is not None else self._borrow()
         try:
             try:
                 return self._run(conn, sql, params, timeout, cap, lossy=False)
             except _NeedsLossyDecoding:
                 return self._run(conn, sql, params, timeout, cap, lossy=True)
+        except QueryTimeout:
+            if not turn_bound:
+                raise
+            raise QueryTimeout(
+                f"Query stopped after {timeout:.1f} s: the time for this turn's tool calls ran out; "
+                "send fewer or simpler queries."
+            ) from None
         finally:
             if held is None:
                 self._pool.put(conn)
 
+    def compile(self, sql: str) -> None:
+        """Compile ``sql`` without running it (``EXPLAIN``), so that every check sees it.
+
+        Raises like :meth:`execute`: QueryRefused for a write or several statements,
+        QueryError for a statement that does not compile.
+        """
+        # "EXPLAIN ;DELETE ..." would explain the empty statement before the ";".
+        self.execute("EXPLAIN " + _SKIPPABLE.sub("", sql), max_rows=1)
+
     def close(self) -> None:
         """Close every pooled connection. The object must not be used afterwards."""
         with self._lock:
-            for conn in self._all:
+            for conn, bounded in self._all.items():
                 conn.close()
+                bounded.close()
             self._all.clear()
 
     # -- internals ---------------------------------------------------------------
 
     def _open(self) -> sqlite3.Connection:
-        uri = self.path.as_uri() + "?mode=ro"
+        uri = self.path.as_uri() + ("?mode=ro&immutable=1" if self.config.immutable else "?mode=ro")
         try:
             conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
         except sqlite3.Error as exc:
             raise DatabaseError(f"{self.path}: cannot open read-only ({exc})") from None
         conn.execute("PRAGMA query_only = ON")
         conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self.config.max_value_bytes)
+        conn.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, self.config.max_like_pattern_bytes)
         conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
+        bounded = BoundedFunctions(conn, max_value_bytes=self.config.max_value_bytes)
+        _connect_virtual_tables(conn)
         conn.set_authorizer(_authorize)
         with self._lock:
-            self._all.append(conn)
+            self._all[conn] = bounded
         return conn
 
     def _run(
@@ -319,13 +461,18 @@ class Database:
         monotonic = time.monotonic
         conn.set_progress_handler(lambda: monotonic() > deadline, self.config.progress_interval)
         conn.text_factory = _decode_lossy if lossy else str
+        bounded = self._all[conn]
+        bounded.deadline, bounded.failure = deadline, None
         cursor = None
+        _WATCHDOG.watch(conn, deadline)
         try:
             cursor = conn.execute(sql, params)
             columns = tuple(d[0] for d in cursor.description or ())
-            rows = cursor.fetchmany(cap + 1)
+            rows = self._fetch(cursor, len(columns), cap)
         except sqlite3.OperationalError as exc:
             message = str(exc)
+            if "user-defined function raised exception" in message and bounded.failure:
+                message = bounded.failure
             if "authoriz" in message:
                 raise QueryRefused(_refusal(sql, message)) from None
             if message == "interrupted" or monotonic() > deadline:
@@ -352,16 +499,70 @@ class Database:
         finally:
             if cursor is not None:
                 cursor.close()
+            _WATCHDOG.done(conn)
             conn.set_progress_handler(None, 0)
             conn.text_factory = str
+            bounded.deadline = None
         truncated = len(rows) > cap
         if truncated:
             del rows[cap:]
         return QueryResult(columns, rows, truncated, time.perf_counter() - start)
 
 
+    def _fetch(self, cursor: sqlite3.Cursor, width: int, cap: int) -> list[tuple[Any, ...]]:
+        """Up to ``cap + 1`` rows, whose values take at most ``max_result_bytes``.
+
+        Rows come in batches no larger than what the remaining budget could hold were
+        every value as long as SQLite allows, so memory never passes twice the budget
+        (plus one row) before the check refuses the result.
+        """
+        budget = self.config.max_result_bytes
+        widest_row = max(1, width) * self.config.max_value_bytes
+        rows: list[tuple[Any, ...]] = []
+        while True:
+            wanted = max(1, min(1_024, budget // widest_row, cap + 1 - len(rows)))
+            batch = cursor.fetchmany(wanted)
+            # The values' serialised size, measured in C (a third of a Python loop's cost).
+            budget -= len(marshal.dumps(batch))
+            if budget < 0:
+                raise QueryError(
+                    f"SQL error: the result is larger than {self.config.max_result_bytes:,} bytes; "
+                    "select fewer rows or smaller values."
+                )
+            rows += batch
+            if len(batch) < wanted or len(rows) > cap:
+                return rows
+
+
 class _NeedsLossyDecoding(Exception):
     """Internal: the fast path met text that is not UTF-8."""
+
+
+# Table-valued functions that only read; connected up front (see below).
+_READING_TABLE_FUNCTIONS = ("json_each('[]')", "json_tree('[]')", "dbstat")
+
+
+def _connect_virtual_tables(conn: sqlite3.Connection) -> None:
+    """Connect the reading table-valued functions and the file's own virtual tables
+    before the authorizer is set.
+
+    SQLite declares a virtual table's columns by compiling a ``CREATE TABLE`` as it
+    first connects it, which the authorizer sees as a write to ``sqlite_master`` and
+    refuses ("vtable constructor failed"). Connected once, the table stays connected for
+    the connection's life. These statements are ours, on a connection that is already
+    ``mode=ro`` and ``query_only``; a module SQLite lacks is left to fail when used.
+    """
+    try:
+        rows = conn.execute(
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql LIKE 'CREATE VIRTUAL TABLE%'"
+        ).fetchall()
+    except sqlite3.DatabaseError:
+        rows = []  # not a database: Database() says so with a clear message
+    for source in (*_READING_TABLE_FUNCTIONS, *(quote_identifier(str(name)) for (name,) in rows)):
+        try:
+            conn.execute(f"SELECT 1 FROM {source} LIMIT 0").fetchall()
+        except sqlite3.Error:
+            continue
 
 
 def _describe_error(message: str) -> str:
@@ -370,8 +571,11 @@ def _describe_error(message: str) -> str:
     return f"SQL error: {message}"
 
 
-# Comments, whitespace and the EXPLAIN prefix that submit_sql adds, before the verb.
-_LEADING_NOISE = re.compile(r"^(?:\s+|--[^\n]*(?:\n|$)|/\*.*?\*/|EXPLAIN\b(?:\s+QUERY\s+PLAN\b)?)*", re.I | re.S)
+# What SQLite skips before a statement: whitespace, comments and empty statements (";").
+_SKIPPABLE_TEXT = r"\s+|;|--[^\n]*(?:\n|$)|/\*.*?(?:\*/|$)"
+_SKIPPABLE = re.compile(f"^(?:{_SKIPPABLE_TEXT})*", re.S)
+# ... and the EXPLAIN prefix that compile() adds, before the verb.
+_LEADING_NOISE = re.compile(f"^(?:{_SKIPPABLE_TEXT}|EXPLAIN\\b(?:\\s+QUERY\\s+PLAN\\b)?)*", re.I | re.S)
 
 
 # Statements that write, change the schema or connection state, or hold locks.
@@ -389,6 +593,8 @@ def _leading_verb(sql: str) -> str:
 
     >>> _leading_verb("/* hi */ EXPLAIN QUERY PLAN -- x\\n  delete from t")
     'DELETE'
+    >>> _leading_verb("EXPLAIN ;; DROP VIEW v")
+    'DROP'
     """
     words = _LEADING_NOISE.sub("", sql).split(None, 1)
     return words[0].upper().rstrip(";") if words else ""
@@ -404,15 +610,32 @@ def _refusal(sql: str, message: str) -> str:
     return "Refused: the database is read-only; only SELECT queries are allowed."
 
 
-def _check_sqlite_file(path: Path) -> None:
+def _check_sqlite_file(path: Path, config: SandboxConfig) -> None:
     if not path.exists():
         raise DatabaseError(f"{path}: no such file; pass the path of a SQLite database.")
     if not path.is_file():
         raise DatabaseError(f"{path}: not a file; pass the path of a SQLite database.")
     try:
         with open(path, "rb") as handle:
-            header = handle.read(len(_SQLITE_HEADER))
+            header = handle.read(20)
     except OSError as exc:
         raise DatabaseError(f"{path}: cannot read ({exc.strerror}).") from None
-    if header != _SQLITE_HEADER and path.stat().st_size > 0:
+    if header[: len(_SQLITE_HEADER)] != _SQLITE_HEADER and path.stat().st_size > 0:
         raise DatabaseError(f"{path}: not a SQLite database (bad header).")
+    # Bytes 18 and 19 are the file format's write and read versions; 2 means WAL mode.
+    if 2 not in header[18:20] or config.live_wal:
+        return
+    wal = Path(f"{path}-wal")
+    if not config.immutable:
+        raise DatabaseError(
+            f"{path}: a WAL-mode database; reading it would create or update {wal.name} and "
+            f"{path.name}-shm beside it. If the file does not change while sqlscout reads it, "
+            "open it as immutable (--immutable); if another program writes it, use "
+            "SandboxConfig(live_wal=True); or convert it once with "
+            f"sqlite3 {path.name} 'PRAGMA journal_mode=DELETE'."
+        )
+    if wal.exists() and wal.stat().st_size > 0:
+        raise DatabaseError(
+            f"{path}: {wal.name} holds changes not yet in the database, which immutable mode "
+            f"would not see; checkpoint it first: sqlite3 {path.name} 'PRAGMA wal_checkpoint(TRUNCATE)'."
+        )

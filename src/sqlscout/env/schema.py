@@ -63,6 +63,7 @@ class Table:
     create_sql: str
     columns: tuple[Column, ...]
     is_view: bool = False
+    error: str | None = None  # why its columns could not be read (a broken view, a missing module)
 
     def column(self, name: str) -> Column:
         """The column called ``name`` (any case), or :class:`UnknownName` with close matches."""
@@ -163,8 +164,10 @@ def read_schema(db: SchemaSource) -> Schema:
     """Introspect ``db`` through its read-only connection."""
     try:
         entries = db.execute(
+            # SQLite's own tables start with "sqlite_"; LIKE would read "_" as any character
+            # and hide user tables such as "sqliteusers".
             "SELECT name, type, sql FROM sqlite_master "
-            "WHERE type IN ('table', 'view') AND name NOT LIKE 'sqlite_%' ORDER BY rowid",
+            "WHERE type IN ('table', 'view') AND substr(name, 1, 7) <> 'sqlite_' ORDER BY rowid",
             max_rows=1_000_000,
             timeout_s=60,
         ).rows
@@ -172,17 +175,25 @@ def read_schema(db: SchemaSource) -> Schema:
         raise SqlscoutError(f"{db.path}: cannot read the schema ({exc})") from None
     tables: list[Table] = []
     for name, kind, sql in entries:
-        info = db.execute(f"PRAGMA table_info({quote_identifier(name)})", max_rows=100_000).rows
-        columns = tuple(Column(str(r[1]), str(r[2] or ""), bool(r[5]), bool(r[3])) for r in info)
         create = sql or f"CREATE TABLE {quote_identifier(name)} (...)"
+        try:
+            info = db.execute(f"PRAGMA table_info({quote_identifier(name)})", max_rows=100_000).rows
+        except QueryError as exc:
+            # One broken view or virtual table of an unknown module must not hide the rest.
+            tables.append(Table(name, create, (), is_view=kind == "view", error=str(exc)))
+            continue
+        columns = tuple(Column(str(r[1]), str(r[2] or ""), bool(r[5]), bool(r[3])) for r in info)
         tables.append(Table(name, create, columns, is_view=kind == "view"))
     by_lower = {t.name.lower(): t for t in tables}
     foreign_keys: list[ForeignKey] = []
     seen: set[tuple[str, str, str, str]] = set()
     for table in tables:
-        if table.is_view:
+        if table.is_view or table.error:
             continue
-        rows = db.execute(f"PRAGMA foreign_key_list({quote_identifier(table.name)})", max_rows=100_000).rows
+        try:
+            rows = db.execute(f"PRAGMA foreign_key_list({quote_identifier(table.name)})", max_rows=100_000).rows
+        except QueryError:
+            continue
         for _id, _seq, target, from_col, to_col in (r[:5] for r in rows):
             target_table = by_lower.get(str(target).strip('"`[]').lower())
             if target_table is None:

@@ -185,7 +185,10 @@ def describe_table(db: Database, table_name: str) -> str:
     Args:
         table_name: the table to describe.
     """
-    return db.schema.table(table_name).create_sql.strip()
+    table = db.schema.table(table_name)
+    if table.error:
+        return f"{table.create_sql.strip()}\n-- This {'view' if table.is_view else 'table'} cannot be read: {table.error}"
+    return table.create_sql.strip()
 
 
 @_tool()
@@ -326,7 +329,7 @@ def check_submittable(db: Database, sql: str) -> None:
     if not sql.strip():
         raise ToolArgumentError("submit_sql needs a non-empty SQL query.")
     try:
-        db.execute("EXPLAIN " + sql, max_rows=1)
+        db.compile(sql)
     except QueryRefused:
         raise
     except QueryError:

@@ -1,0 +1,192 @@
+"""SQLite's built-in functions whose one call can outrun any deadline, made bounded.
+
+SQLite checks a statement's deadline between VM instructions (the progress handler),
+never inside one function call. For most functions the call's work is linear in its
+arguments, which ``SQLITE_LIMIT_LENGTH`` bounds. A few are not:
+
+* ``instr(h, n)`` and ``replace(s, p, r)`` compare at every position (``len(h) *
+  len(n)`` bytes: over 2 minutes on two hex strings of a few MB);
+* ``trim/ltrim/rtrim(s, chars)`` test every character against every one of ``chars``;
+* ``printf/format('%.*c', n, 'x')`` loops ``n`` times whatever the length limit.
+
+Here each is replaced, on sandbox connections only, by a Python function with the same
+result that checks the deadline first and refuses arguments whose work would be
+excessive. Text and blob arguments of the common shapes are computed in Python (linear
+searches); anything else is delegated to the real built-in on a private in-memory
+connection, so results are SQLite's own. ``LIKE`` and ``GLOB`` stay built in (overriding
+them would turn off the LIKE optimisation and cost a Python call a row); their cost per
+call is bounded by ``SQLITE_LIMIT_LIKE_PATTERN_LENGTH`` times the length limit instead:
+at the defaults (64-byte patterns, 1 MB values) about 0.18 s for the worst pattern over
+the longest value. That is the one residual: a row that makes *k* such calls runs *k*
+times that before SQLite next checks the deadline.
+
+>>> import sqlite3
+>>> conn = sqlite3.connect(":memory:")
+>>> guard = BoundedFunctions(conn, max_value_bytes=1_000_000)
+>>> conn.execute("SELECT instr('héllo', 'llo'), replace('aaa', 'a', 'bb'), trim('xxhixx', 'x')").fetchone()
+(3, 'bbbbbb', 'hi')
+>>> guard.deadline = 0.0  # a deadline in the past: the next bounded call stops the statement
+>>> conn.execute("SELECT instr('a', 'a')").fetchone()
+Traceback (most recent call last):
+...
+sqlite3.OperationalError: user-defined function raised exception
+>>> guard.failure
+'interrupted'
+"""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+import time
+from typing import Any, Callable
+
+__all__ = ["BoundedFunctions", "WORK_PER_CALL"]
+
+# Byte comparisons one call may do when its arguments are delegated to the built-in
+# (~10 ms at memcmp speed); Python's own searches are linear and need no such cap.
+WORK_PER_CALL = 50_000_000
+
+# printf conversions: flags, width, precision, length modifier, conversion letter.
+_PRINTF_SPEC = re.compile(r"%([-+ #!0,_]*)(\*|\d*)(?:\.(\*|\d*))?(l{0,2})(.)", re.S)
+
+
+class _Refused(Exception):
+    """Raised inside a bounded function; its message is kept in ``failure``."""
+
+
+class BoundedFunctions:
+    """Installs the bounded functions on ``conn`` and holds the running statement's deadline.
+
+    ``deadline`` is a ``time.monotonic()`` value (``None``: no deadline). After SQLite
+    reports "user-defined function raised exception", ``failure`` says why: the text
+    ``'interrupted'`` when the deadline had passed, else a message fit for a model.
+    """
+
+    def __init__(self, conn: sqlite3.Connection, *, max_value_bytes: int) -> None:
+        self.deadline: float | None = None
+        self.failure: str | None = None
+        self.max_value_bytes = max_value_bytes
+        self._builtin = sqlite3.connect(":memory:", check_same_thread=False)
+        self._builtin.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max_value_bytes)
+        functions: dict[tuple[str, int], Callable[..., Any]] = {
+            ("instr", 2): self._instr,
+            ("replace", 3): self._replace,
+            ("trim", 2): self._trim("trim"),
+            ("ltrim", 2): self._trim("ltrim"),
+            ("rtrim", 2): self._trim("rtrim"),
+            ("printf", -1): self._printf("printf"),
+            ("format", -1): self._printf("format"),
+        }
+        for (name, n_args), function in functions.items():
+            conn.create_function(name, n_args, self._guarded(function), deterministic=True)
+
+    def close(self) -> None:
+        self._builtin.close()
+
+    def _guarded(self, function: Callable[..., Any]) -> Callable[..., Any]:
+        def call(*args: Any) -> Any:
+            if self.deadline is not None and time.monotonic() > self.deadline:
+                self.failure = "interrupted"
+                raise _Refused("interrupted")
+            try:
+                return function(*args)
+            except _Refused as exc:
+                self.failure = str(exc)
+                raise
+
+        return call
+
+    def _delegate(self, name: str, args: tuple[Any, ...], work: int) -> Any:
+        if work > WORK_PER_CALL:
+            raise _Refused(
+                f"{name}() on arguments this long ({work:,} byte comparisons) would outrun the "
+                "time limit; use shorter values"
+            )
+        marks = ", ".join("?" * len(args))
+        try:
+            return self._builtin.execute(f"SELECT {name}({marks})", args).fetchone()[0]
+        except (sqlite3.Error, UnicodeDecodeError) as exc:
+            raise _Refused(f"{name}(): {exc}") from None
+
+    def _instr(self, haystack: Any, needle: Any) -> Any:
+        if haystack is None or needle is None:
+            return None
+        kind = type(haystack)
+        if kind is type(needle) and kind in (str, bytes):
+            return haystack.find(needle) + 1  # positions in characters for text, bytes for blobs
+        return self._delegate("instr", (haystack, needle), _size(haystack) * _size(needle))
+
+    def _replace(self, text: Any, pattern: Any, replacement: Any) -> Any:
+        if type(text) is str and type(pattern) is str and type(replacement) is str:
+            if not pattern:
+                return text
+            count = text.count(pattern)
+            if count and len(replacement) > len(pattern):
+                grown = len(text.encode()) + count * (len(replacement.encode()) - len(pattern.encode()))
+                if grown > self.max_value_bytes:
+                    raise _Refused("replace(): string or blob too big")
+            return text.replace(pattern, replacement)
+        args = (text, pattern, replacement)
+        return self._delegate("replace", args, _size(text) * max(1, _size(pattern)))
+
+    def _trim(self, name: str) -> Callable[[Any, Any], Any]:
+        strip = {"trim": str.strip, "ltrim": str.lstrip, "rtrim": str.rstrip}[name]
+
+        def trim(text: Any, chars: Any) -> Any:
+            if type(text) is str and type(chars) is str:
+                if len(chars) <= 64:
+                    return strip(text, chars)
+                return _strip_set(text, frozenset(chars), left=name != "rtrim", right=name != "ltrim")
+            return self._delegate(name, (text, chars), _size(text) * _size(chars))
+
+        return trim
+
+    def _printf(self, name: str) -> Callable[..., Any]:
+        def printf(*args: Any) -> Any:
+            if args and isinstance(args[0], str):
+                self._check_printf(name, args[0], args[1:])
+            return self._delegate(name, args, 0)
+
+        return printf
+
+    def _check_printf(self, name: str, fmt: str, args: tuple[Any, ...]) -> None:
+        """Refuse a ``%c`` whose repeat count (its precision) passes the length limit:
+        SQLite repeats the character that many times even after the result is too big."""
+        position = 0
+        for match in _PRINTF_SPEC.finditer(fmt.replace("%%", "")):
+            _flags, width, precision, _size_mod, conversion = match.groups()
+            if width == "*":
+                position += 1
+            repeats = int(precision) if precision and precision != "*" else 0
+            if precision == "*":
+                repeats = _as_count(args[position]) if position < len(args) else 0
+                position += 1
+            if conversion == "c" and repeats > self.max_value_bytes:
+                raise _Refused(f"{name}(): %c repeated {repeats:,} times is too big")
+            if conversion not in "%n":
+                position += 1
+
+
+def _size(value: Any) -> int:
+    if isinstance(value, (str, bytes)):
+        return len(value)
+    return 0 if value is None else 32  # a number's text form
+
+
+def _as_count(value: Any) -> int:
+    try:
+        return abs(int(float(value)))
+    except (TypeError, ValueError, OverflowError):
+        return 0
+
+
+def _strip_set(text: str, chars: frozenset[str], *, left: bool, right: bool) -> str:
+    start, end = 0, len(text)
+    if left:
+        while start < end and text[start] in chars:
+            start += 1
+    if right:
+        while end > start and text[end - 1] in chars:
+            end -= 1
+    return text[start:end]
