@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, NoReturn, Sequence, TextIO
 
-__all__ = ["Flag", "console", "err_console", "fail", "os_error_line", "parse_plain", "plain", "user_path", "write_line"]
+__all__ = ["Flag", "console", "err_console", "fail", "os_error_line", "parse_plain", "plain", "run_plain", "user_path", "write_line"]
 
 _consoles: dict[str, Any] = {}
 
@@ -187,6 +187,17 @@ def parse_plain(argv: Sequence[str], arguments: Sequence[tuple[str, Callable[[st
     except ValueError:
         return None
     return values
+
+
+def run_plain(argv: Sequence[str], arguments: Sequence[tuple[str, Callable[[str], Any]]], flags: Sequence[Flag],
+              command: Callable[..., None]) -> bool:
+    """Run ``command`` with the parameters of a plain command line; False (nothing run)
+    when :func:`parse_plain` leaves the line to typer."""
+    params = parse_plain(argv, arguments, flags)
+    if params is None:
+        return False
+    command(**params)
+    return True
 
 
 _INT = re.compile(r"[0-9]+\Z")

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-from sqlscout.cli.common import Flag, fail, os_error_line, parse_plain, plain_text, user_path
+from sqlscout.cli.common import Flag, fail, os_error_line, plain_text, run_plain, user_path
 from sqlscout.errors import SqlscoutError
 
 if TYPE_CHECKING:
@@ -25,11 +25,7 @@ TOOL_ARGUMENTS = (("db", Path), ("name", plain_text))
 
 def fast(argv: Sequence[str]) -> bool:
     """Run ``sqlscout tool ARGV`` without typer; False (nothing run) when typer must read it."""
-    params = parse_plain(argv, TOOL_ARGUMENTS, TOOL_FLAGS)
-    if params is None:
-        return False
-    run_tool(**params)
-    return True
+    return run_plain(argv, TOOL_ARGUMENTS, TOOL_FLAGS, run_tool)
 
 
 def _open(db_path: Path) -> Database:

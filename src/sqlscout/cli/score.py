@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any, Optional, Sequence
 
-from sqlscout.cli.common import Flag, fail, os_error_line, parse_plain, plain, plain_float, plain_int, plain_text, user_path, write_line
+from sqlscout.cli.common import Flag, fail, os_error_line, plain, plain_float, plain_int, plain_text, run_plain, user_path, write_line
 from sqlscout.errors import SqlscoutError
 from sqlscout.scoring.compare import Semantics
 
@@ -48,11 +48,7 @@ ARGUMENTS = (("predictions", Path),)
 
 def fast(argv: Sequence[str]) -> bool:
     """Run ``sqlscout score ARGV`` without typer; False (nothing run) when typer must read it."""
-    params = parse_plain(argv, ARGUMENTS, FLAGS)
-    if params is None:
-        return False
-    run(**params)
-    return True
+    return run_plain(argv, ARGUMENTS, FLAGS, run)
 
 
 def run(
@@ -103,7 +99,8 @@ def run(
         tasks = _benchmark_tasks(predictions, benchmark, data, split, phrasing, db_root,
                                  "keep" if missing_db == "skip" else missing_db, cache_dir, files_cache)
         read = read_predictions(predictions, tasks, only_predicted=only_predicted)
-        present = [p for p in read.predictions if read.source == "run" or _database_exists(p.task)]
+        exists: dict[Any, bool] = {}  # one look per database file, not per question
+        present = [p for p in read.predictions if read.source == "run" or _database_exists(p.task, exists)]
         skipped = len(read.predictions) - len(present)
         chosen = [p for p in present if difficulty is None or p.task.difficulty == difficulty]
         if not chosen:
@@ -165,8 +162,13 @@ def run(
         write_line(f"{count} (counted wrong): {shown}{more}")
 
 
-def _database_exists(task: Any) -> bool:
-    return task.db_path is None or Path(task.db_path).is_file()
+def _database_exists(task: Any, known: dict[Any, bool]) -> bool:
+    if task.db_path is None:
+        return True
+    found = known.get(task.db_path)
+    if found is None:
+        found = known[task.db_path] = Path(task.db_path).is_file()
+    return found
 
 
 def _benchmark_tasks(

@@ -23,10 +23,12 @@ _WHERE = {
 __all__ = ["BENCHMARKS", "LEVELS", "Condition", "MissingDb", "apply_condition", "load_tasks"]
 
 
+# The same few lines as in sqlscout/__init__.py: the environment imports nothing of
+# the package outside itself (tests/test_architecture.py).
 def __getattr__(name: str) -> Any:
     module = _WHERE.get(name)
     if module is None:
-        raise AttributeError(f"module 'sqlscout.data' has no attribute {name!r}")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value  # once resolved, a plain attribute
     return value

@@ -87,10 +87,12 @@ __all__ = [
 ]
 
 
+# The same few lines as in sqlscout/__init__.py: the environment imports nothing of
+# the package outside itself (tests/test_architecture.py).
 def __getattr__(name: str) -> Any:
     module = _WHERE.get(name)
     if module is None:
-        raise AttributeError(f"module 'sqlscout.env' has no attribute {name!r}")
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     value = getattr(importlib.import_module(module), name)
     globals()[name] = value  # once resolved, a plain attribute
     return value
