@@ -41,7 +41,7 @@ from pathlib import Path
 from typing import Any, Callable, Sequence
 
 from sqlscout.errors import ConfigError, DataError
-from sqlscout.scoring.result_cache import ResultBundle, ResultCache
+from sqlscout.scoring.result_cache import ResultBundle, ResultCache, cacheable
 from sqlscout.env.sandbox import Database, SandboxConfig
 from sqlscout.scoring import ExecResult, Semantics, Verdict, execute_for_scoring, has_top_level_order_by, score_sql
 from sqlscout.scoring.gold import GoldResults
@@ -388,7 +388,10 @@ class _DatabaseScorer:
         cells = 0
         for index, pred_sql, gold_sql in items:
             gold, order, source = self._gold(gold_sql)
-            pred, pred_source = self._pred(pred_sql)
+            if pred_sql == gold_sql and self._same_result(gold_sql, gold):
+                pred, pred_source = gold, ()  # the very query, on the same snapshot: the same result
+            else:
+                pred, pred_source = self._pred(pred_sql)
             staged.append((index, pred_sql, gold_sql, gold, pred, source + pred_source, order))
             cells += _cells(gold) + _cells(pred)
             if cells > _STAGE_CELLS:
@@ -434,6 +437,12 @@ class _DatabaseScorer:
             if order is not None:
                 self.orders[sql] = order
         return gold, order, (_GOLD_SOURCES[source],)
+
+    def _same_result(self, sql: str, gold: ExecResult) -> bool:
+        """Whether running ``sql`` again would give ``gold`` (its result, finished):
+        not for BIRD's timeout rule, which needs the prediction's own running time, nor
+        for a query whose result may change between runs (``random()``, ``'now'``...)."""
+        return not gold.timed_out and self.config.timeout_rule == "query" and cacheable(sql)
 
     def _pred(self, sql: str | None) -> tuple[ExecResult, tuple[str, ...]]:
         bundle = self.bundle if self.config.cache_predictions else None
