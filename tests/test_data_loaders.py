@@ -219,7 +219,8 @@ def test_bad_arguments_are_config_errors():
 DOCUMENTED = [
     "sqlscout.data.records", "sqlscout.data.jsonl", "sqlscout.data.ddl", "sqlscout.data.subset",
     "sqlscout.data.conditions", "sqlscout.data.spider_hardness", "sqlscout.evaluation.batch_score",
-    "sqlscout.scoring.result_cache", "sqlscout.evaluation.perturb",
+    "sqlscout.scoring.result_cache", "sqlscout.evaluation.perturb", "sqlscout.data.meta_cache",
+    "sqlscout.scoring.parsing",
 ]
 
 
