@@ -12,8 +12,19 @@ warm-up run of each, interleaved:
 
 - BIRD's official ``evaluation_ex.py`` (mini-dev) on the same predictions, with
   ``--num_cpus`` ``--workers`` (it caches nothing);
-- ``sqlscout score`` cold (a new, empty gold-result cache every run);
-- ``sqlscout score`` with the gold results cached (the cache of an earlier run).
+- ``sqlscout score`` cold (a new, empty cache folder every run);
+- ``sqlscout score`` on predictions it has not seen, the gold results cached (by an
+  earlier run on another set of predictions for the same questions);
+- ``sqlscout score`` with its caches warm (the same predictions scored before: gold
+  results, the benchmark's files, and sqlglot's verdicts on the predictions that do
+  not run), and the same with ``--cache-predictions`` (their results too);
+- ``sqlscout --help`` and ``sqlscout tool DB list_tables``.
+
+Bytecode is cached for every process (``PYTHONPYCACHEPREFIX`` in the temporary
+folder, ``PYTHONDONTWRITEBYTECODE`` dropped), as it is for an installed package; the
+warm-up run compiles it. CPU seconds (the process and its children) are printed
+beside wall seconds, with the load average: on a shared machine the wall clock
+measures the scheduler as much as the command.
 
 **Fidelity** (``--bird-script`` and/or ``--test-suite-dir``): the official scripts'
 per-question verdicts against ``sqlscout score --verdicts`` under each mode. BIRD's
@@ -140,7 +151,8 @@ def _prepare(data: Path, folder: Path, round_: int = 0) -> dict:
     (folder / "pred.sql").write_text("".join(f"{p}\n" for p in preds))
     levels = [_LEVEL[hardness(records[t.meta["index"]]["sql"])] for t in tasks]
     (folder / "diff.jsonl").write_text("".join(json.dumps({"difficulty": lv}) + "\n" for lv in levels))
-    return {"tasks": tasks, "spider": spider, "db_root": str(spider / "database") + "/", "preds": preds}
+    return {"tasks": tasks, "spider": spider, "db_root": str(spider / "database") + "/", "preds": preds,
+            "first_db": tasks[0].db_path}
 
 
 def _sqlscout() -> list[str]:
@@ -148,10 +160,13 @@ def _sqlscout() -> list[str]:
     return [str(script)] if script.is_file() else [sys.executable, "-m", "sqlscout.cli.main"]
 
 
-def _env(extra: str | None = None) -> dict[str, str]:
+def _env(extra: str | None = None, pycache: Path | None = None) -> dict[str, str]:
     env = dict(os.environ)
     paths = [str(REPO / "src")] + ([extra] if extra else [])
     env["PYTHONPATH"] = os.pathsep.join(paths + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+    if pycache is not None:  # compiled once (in the warm-up), as an installed package is
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env["PYTHONPYCACHEPREFIX"] = str(pycache)
     return env
 
 
@@ -176,44 +191,63 @@ def _score_cmd(folder: Path, prep: dict, cache: Path | None, extra: list[str]) -
             "--missing-db", "skip", *cache_args, *extra]
 
 
-def timing(args: argparse.Namespace, folder: Path, prep: dict) -> None:
-    bird_env = _env(args.official_path)
+def timing(args: argparse.Namespace, folder: Path, prep: dict, other: Path) -> None:
+    """Whole commands, each a process of its own; ``other`` is a second set of
+    predictions on the same questions (another perturbation of each gold query)."""
+    pycache = folder / "pycache"  # bytecode is cached, as in any installed copy, but not beside the sources
+    bird_env = _env(args.official_path, pycache)
     bird = [sys.executable, str(args.bird_script), "--predicted_sql_path", str(folder / "pred.json"),
             "--ground_truth_path", str(folder / "gold.sql"), "--db_root_path", prep["db_root"],
             "--num_cpus", str(args.workers), "--meta_time_out", "30", "--diff_json_path", str(folder / "diff.jsonl"),
             "--output_log_path", str(folder / "bird.log")]
-    warm_cache = folder / "warm-cache"
-    mine = _env()
+    mine = _env(None, pycache)
+    warm_cache, gold_cache, all_cache = folder / "warm-cache", folder / "gold-cache", folder / "all-cache"
 
     def cold() -> tuple[float, float]:
         with tempfile.TemporaryDirectory() as empty:
             return _run(_score_cmd(folder, prep, Path(empty), []), mine)[0]
 
+    def new_predictions() -> tuple[float, float]:
+        # Gold results cached by scoring ``other``; these predictions never seen before.
+        with tempfile.TemporaryDirectory() as scratch:
+            cache = Path(scratch) / "cache"
+            shutil.copytree(gold_cache, cache)
+            return _run(_score_cmd(folder, prep, cache, []), mine)[0]
+
+    _run(_score_cmd(other, prep, gold_cache, []), mine)  # gold results only, from other predictions
     commands = {
         "official": lambda: _run(bird, bird_env, cwd=Path(args.bird_script).parent)[0],
         "cold": cold,
+        "new": new_predictions,
         "warm": lambda: _run(_score_cmd(folder, prep, warm_cache, []), mine)[0],
+        "all": lambda: _run(_score_cmd(folder, prep, all_cache, ["--cache-predictions"]), mine)[0],
         "help": lambda: _run([*_sqlscout(), "--help"], mine)[0],
+        "tool": lambda: _run([*_sqlscout(), "tool", str(prep["first_db"]), "list_tables"], mine)[0],
     }
-    for run in commands.values():  # warm-up: the page cache, and the gold cache of "warm"
+    for run in commands.values():  # warm-up: the page cache, bytecode, and the caches of "warm" and "all"
         run()
+    load_before = os.getloadavg()
     times: dict[str, list[tuple[float, float]]] = {key: [] for key in commands}
     for _ in range(args.repeats):
         for key, run in commands.items():
             times[key].append(run())
     wall = {key: statistics.median(w for w, _ in v) for key, v in times.items()}
     cpu = {key: statistics.median(c for _, c in v) for key, v in times.items()}
-    print(f"\nwhole commands, median of {args.repeats} after a warm-up (load average {os.getloadavg()[0]:.1f} "
+    loads = " / ".join(f"{a:.1f}" for a in (*load_before[:1], os.getloadavg()[0]))
+    print(f"\nwhole commands, median of {args.repeats} after a warm-up (load average {loads} before / after, "
           f"on {os.cpu_count()} cores); CPU = the process and its children:")
-    print(f"  {'':50} {'wall':>8} {'vs BIRD':>8} {'CPU':>8} {'vs BIRD':>8}")
+    print(f"  {'':62} {'wall':>8} {'vs BIRD':>8} {'CPU':>8} {'vs BIRD':>8}")
     rows = [
         ("official", f"BIRD evaluation_ex.py --num_cpus {args.workers}", ""),
-        ("cold", "sqlscout score (no gold cache)", "goal >= 3x"),
-        ("warm", "sqlscout score (gold results cached)", "goal >= 5x"),
+        ("cold", "sqlscout score (empty cache folder)", "goal >= 3x"),
+        ("new", "sqlscout score (gold results cached, new predictions)", ""),
+        ("warm", "sqlscout score (caches warm: same predictions again)", "goal >= 5x"),
+        ("all", "sqlscout score --cache-predictions (caches warm)", ""),
         ("help", "sqlscout --help", "goal < 0.3 s"),
+        ("tool", "sqlscout tool DB list_tables", "goal < 0.3 s"),
     ]
     for key, label, goal in rows:
-        print(f"  {label:50} {wall[key]:7.3f}s {wall['official'] / wall[key]:7.1f}x {cpu[key]:7.3f}s "
+        print(f"  {label:62} {wall[key]:7.3f}s {wall['official'] / wall[key]:7.1f}x {cpu[key]:7.3f}s "
               f"{cpu['official'] / cpu[key]:7.1f}x  {goal}")
     print("  wall of each run: " + "; ".join(f"{k} " + " ".join(f"{w:.2f}" for w, _ in v) for k, v in times.items()))
 
@@ -292,7 +326,9 @@ def main() -> None:
         prep = _prepare(args.data, Path(tmp) / "round0")
         print(f"{len(prep['tasks'])} Spider dev questions, predictions = gold perturbed; files in {tmp}")
         if args.bird_script and not args.skip_timing:
-            timing(args, Path(tmp) / "round0", prep)
+            other = Path(tmp) / "timing-other"
+            _prepare(args.data, other, 1)
+            timing(args, Path(tmp) / "round0", prep, other)
         if not args.skip_fidelity:
             official: dict[str, list] = {}
             ours: dict[str, list] = {}

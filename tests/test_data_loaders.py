@@ -219,7 +219,8 @@ def test_bad_arguments_are_config_errors():
 DOCUMENTED = [
     "sqlscout.data.records", "sqlscout.data.jsonl", "sqlscout.data.ddl", "sqlscout.data.subset",
     "sqlscout.data.conditions", "sqlscout.data.spider_hardness", "sqlscout.evaluation.batch_score",
-    "sqlscout.scoring.result_cache", "sqlscout.evaluation.perturb",
+    "sqlscout.scoring.result_cache", "sqlscout.evaluation.perturb", "sqlscout.data.meta_cache",
+    "sqlscout.scoring.parsing",
 ]
 
 
@@ -236,3 +237,29 @@ def test_docstring_examples_run(module_name, data_dir, tmp_path, monkeypatch):
     module = importlib.import_module(module_name)
     results = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert results.attempted > 0 and results.failed == 0
+
+
+def test_spider_files_are_read_once_into_the_cache_folder(tmp_path, data_dir):
+    import os
+
+    folder = tmp_path / "spider"
+    folder.mkdir()
+    (folder / "database").symlink_to(SPIDER / "database", target_is_directory=True)
+    (folder / "tables.json").write_bytes((SPIDER / "tables.json").read_bytes())
+    records = json.loads((SPIDER / "dev.json").read_text())
+    (folder / "dev.json").write_text(json.dumps(records))
+    cache = tmp_path / "cache"
+    fresh = load_tasks("spider", folder, missing_db="skip")
+    first = load_tasks("spider", folder, missing_db="skip", cache_dir=cache)
+    second = load_tasks("spider", folder, missing_db="skip", cache_dir=cache)
+    assert [t.to_dict() for t in fresh] == [t.to_dict() for t in first] == [t.to_dict() for t in second]
+    assert len(list(cache.glob("benchmarks-py*/*.marshal"))) == 1
+    # A changed file is read again.
+    records[0]["question"] = "How many singers are there, really?"
+    (folder / "dev.json").write_text(json.dumps(records))
+    os.utime(folder / "dev.json", ns=(1, 1))
+    assert load_tasks("spider", folder, missing_db="skip", cache_dir=cache)[0].question == records[0]["question"]
+    # A broken file is the error it always was, never an answer from the cache.
+    (folder / "dev.json").write_text("{oops")
+    with pytest.raises(DataError, match="not valid JSON"):
+        load_tasks("spider", folder, missing_db="skip", cache_dir=cache)

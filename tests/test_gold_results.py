@@ -47,3 +47,36 @@ def test_results_are_shared_through_the_disk_cache(tmp_path: Path) -> None:
     assert GoldResults.over_cache(ResultCache(tmp_path)).get(db, "SELECT COUNT(*) FROM Artist")[1] == "ran"
     lazy.flush()
     assert GoldResults.over_cache(ResultCache(tmp_path)).get(db, "SELECT COUNT(*) FROM Artist")[1] == "cached"
+
+
+def test_parse_verdicts_are_kept_beside_the_results_by_sqlglot_version(tmp_path: Path) -> None:
+    cache = ResultCache(tmp_path)
+    digest = cache.database_hash(CHINOOK)
+    bundle = cache.results(digest)
+    bundle.put_parsed("SELEC 1", "1.0", False)
+    bundle.put_parsed("SELECT x FROM nope", "1.0", True)
+    bundle.flush()
+    again = ResultCache(tmp_path).results(digest)  # another run
+    assert again.parsed("SELEC 1", "1.0") is False and again.parsed("SELECT x FROM nope", "1.0") is True
+    assert again.parsed("SELEC 1", "2.0") is None  # another sqlglot: asked again
+    again.put_parsed("SELEC 1", "2.0", True)
+    again.flush()
+    third = ResultCache(tmp_path).results(digest)
+    assert third.parsed("SELEC 1", "2.0") is True and third.parsed("SELECT x FROM nope", "2.0") is None
+
+
+def test_a_run_with_parse_verdicts_cached_gives_the_same_verdicts(tmp_path: Path) -> None:
+    from sqlscout.env.task import Task
+    from sqlscout.evaluation.batch_score import Prediction, ScoreConfig, score_predictions
+    from sqlscout.scoring.verdict import parses
+
+    sqls = ["SELECT count(*) FROM Genre", "SELEC count(*) FROM Genre", "SELECT nope FROM Genre", "DELETE FROM Genre",
+            "Ada", "-- nothing", "SELECT count(*) FROM Genre WHERE 0"]
+    preds = [Prediction(Task(str(i), "q", CHINOOK, gold_sql="SELECT count(*) FROM Genre"), s) for i, s in enumerate(sqls)]
+    uncached = score_predictions(preds, ScoreConfig(workers=1)).verdicts
+    first = score_predictions(preds, ScoreConfig(workers=1, cache_dir=tmp_path)).verdicts
+    parses.cache_clear()
+    second = score_predictions(preds, ScoreConfig(workers=1, cache_dir=tmp_path)).verdicts
+    assert uncached == first == second
+    assert [v.outcome.value for v in second] == ["equivalent", "invalid", "parsable", "parsable", "invalid", "invalid", "executable"]
+    assert parses.cache_info().currsize == 0  # the second run asked sqlglot nothing

@@ -1,28 +1,40 @@
-"""``sqlscout tool`` and ``sqlscout play``: see exactly what a model sees."""
+"""``sqlscout tool`` and ``sqlscout play``: see exactly what a model sees.
+
+``tool`` has a lean path (:func:`fast`, see :mod:`sqlscout.cli.main`): a plain
+command line runs it without typer or rich, loading only the sandbox and the tools.
+"""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import TYPE_CHECKING, Any, Optional, Sequence
 
-import typer
-from rich.markup import escape
-
-from sqlscout.cli.common import console, fail, os_error_line, user_path
-from sqlscout.env.config import EpisodeConfig
-from sqlscout.env.episode import Episode
+from sqlscout.cli.common import Flag, fail, os_error_line, plain_text, run_plain, user_path
 from sqlscout.errors import SqlscoutError
-from sqlscout.env.prompts import SchemaMode
-from sqlscout.env.sandbox import Database, SandboxConfig
-from sqlscout.env.task import Task
-from sqlscout.env.tools import TOOLS, call_tool
 
+if TYPE_CHECKING:
+    from sqlscout.env.episode import Episode
+    from sqlscout.env.sandbox import Database
 
+# The options and arguments of ``tool`` for the lean path (tests/test_startup.py checks
+# them against typer's).
+TOOL_FLAGS = (
+    Flag("arg", ("--arg", "-a"), plain_text, [], repeat=True),
+    Flag("immutable", ("--immutable",), None, False),
+)
 IMMUTABLE_HELP = "The file does not change while read (read-only media, WAL-mode benchmark copies): open it with SQLite's immutable=1."
+TOOL_ARGUMENTS = (("db", Path), ("name", plain_text))
+
+
+def fast(argv: Sequence[str]) -> bool:
+    """Run ``sqlscout tool ARGV`` without typer; False (nothing run) when typer must read it."""
+    return run_plain(argv, TOOL_ARGUMENTS, TOOL_FLAGS, run_tool)
 
 
 def _open(db_path: Path, immutable: bool = False) -> Database:
+    from sqlscout.env.sandbox import Database, SandboxConfig
+
     path = user_path(db_path, "database")
     try:
         return Database(path, SandboxConfig(immutable=immutable))
@@ -32,13 +44,10 @@ def _open(db_path: Path, immutable: bool = False) -> Database:
         fail(f"{db_path}: cannot open ({os_error_line(exc)}); check the database's path")
 
 
-def tool(
-    db: Path = typer.Argument(..., help="SQLite database file."),
-    name: str = typer.Argument(..., help=f"Tool name: {', '.join(TOOLS)}."),
-    arg: list[str] = typer.Option([], "--arg", "-a", help="Tool argument as name=value (repeatable)."),
-    immutable: bool = typer.Option(False, "--immutable", help=IMMUTABLE_HELP),
-) -> None:
-    """Print a tool's observation exactly as a model sees it."""
+def run_tool(db: Path, name: str, arg: list[str], immutable: bool = False) -> None:
+    """``sqlscout tool``, whichever path read its line; exits 0 when the tool succeeded, else 1."""
+    from sqlscout.env.tools import TOOLS, call_tool
+
     if name not in TOOLS:
         fail(f"unknown tool '{name}'; choose one of: {', '.join(TOOLS)}")
     args: dict[str, str] = {}
@@ -49,11 +58,13 @@ def tool(
         args[key.strip()] = value
     outcome = call_tool(_open(db, immutable), name, args)
     sys.stdout.write(outcome.text + "\n")
-    raise typer.Exit(0 if outcome.ok else 1)
+    raise SystemExit(0 if outcome.ok else 1)
 
 
 def _read_turn(final: bool) -> str | None:
     """Read one model turn from stdin: lines until an empty line (None at end of input)."""
+    from sqlscout.cli.common import console
+
     label = "final SQL" if final else "model turn"
     console.print(f"[bold cyan]{label}>[/] (finish with an empty line)")
     lines: list[str] = []
@@ -69,16 +80,23 @@ def _read_turn(final: bool) -> str | None:
         lines.append(line)
 
 
-def play(
-    db: Path = typer.Argument(..., help="SQLite database file."),
-    question: str = typer.Argument(..., help="The question to answer."),
-    schema: SchemaMode = typer.Option(SchemaMode.WITHHELD, help="withheld: tools only; full: CREATE TABLEs in the prompt."),
-    evidence: Optional[str] = typer.Option(None, help="Evidence note shown with the question."),
-    gold: Optional[str] = typer.Option(None, help="Gold SQL: score the answer at the end."),
-    max_rounds: int = typer.Option(6, help="Tool rounds before the final turn."),
-    immutable: bool = typer.Option(False, "--immutable", help=IMMUTABLE_HELP),
+def run_play(
+    db: Path,
+    question: str,
+    schema: Any,
+    evidence: Optional[str],
+    gold: Optional[str],
+    max_rounds: int,
+    immutable: bool = False,
 ) -> None:
-    """Play the model: type its turns and see exactly what a model would see."""
+    """``sqlscout play``."""
+    from rich.markup import escape
+
+    from sqlscout.cli.common import console
+    from sqlscout.env.config import EpisodeConfig
+    from sqlscout.env.episode import Episode
+    from sqlscout.env.task import Task
+
     database = _open(db, immutable)
     try:
         config = EpisodeConfig(max_rounds=max_rounds, schema=schema)
@@ -116,6 +134,8 @@ def play(
 
 
 def _play_episode(episode: Episode) -> Any:
+    from sqlscout.cli.common import console
+
     for message in episode.messages:
         console.rule(f"[bold]{message['role']}")
         console.print(message["content"], markup=False, soft_wrap=True)
@@ -131,6 +151,35 @@ def _play_episode(episode: Episode) -> Any:
     return episode.result()
 
 
-def register(app: typer.Typer) -> None:
+def register(app: Any) -> None:
+    import typer
+
+    from sqlscout.env.prompts import SchemaMode
+    from sqlscout.env.tools import TOOLS
+
+    def tool(
+        db: Path = typer.Argument(..., help="SQLite database file."),
+        name: str = typer.Argument(..., help=f"Tool name: {', '.join(TOOLS)}."),
+        arg: list[str] = typer.Option([], "--arg", "-a", help="Tool argument as name=value (repeatable)."),
+        immutable: bool = typer.Option(False, "--immutable", help=IMMUTABLE_HELP),
+    ) -> None:
+        """Print a tool's observation exactly as a model sees it."""
+        run_tool(db, name, arg, immutable)
+
+    def play(
+        db: Path = typer.Argument(..., help="SQLite database file."),
+        question: str = typer.Argument(..., help="The question to answer."),
+        schema: SchemaMode = typer.Option(SchemaMode.WITHHELD, help="withheld: tools only; full: CREATE TABLEs in the prompt."),
+        evidence: Optional[str] = typer.Option(None, help="Evidence note shown with the question."),
+        gold: Optional[str] = typer.Option(None, help="Gold SQL: score the answer at the end."),
+        max_rounds: int = typer.Option(6, help="Tool rounds before the final turn."),
+        immutable: bool = typer.Option(False, "--immutable", help=IMMUTABLE_HELP),
+    ) -> None:
+        """Play the model: type its turns and see exactly what a model would see."""
+        run_play(db, question, schema, evidence, gold, max_rounds, immutable)
+
+    # Annotations are strings here (PEP 563), which typer resolves in this module's
+    # globals; SchemaMode is imported above, not there.
+    play.__annotations__["schema"] = SchemaMode
     app.command()(tool)
     app.command()(play)

@@ -1,52 +1,77 @@
-"""``sqlscout score``: score predictions against a benchmark's gold queries, no model needed."""
+"""``sqlscout score``: score predictions against a benchmark's gold queries, no model needed.
+
+The command runs on a lean path (:func:`fast`, see :mod:`sqlscout.cli.main`): its
+command line is read by :func:`~sqlscout.cli.common.parse_plain` from :data:`FLAGS`,
+and its summary table is written directly when it goes to a pipe or a file; typer
+(``register``) reads any line the lean path declines, and both call :func:`run`.
+"""
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, Optional, Sequence
 
-import typer
-
-from rich.markup import escape
-
-from sqlscout.cli.common import console, err_console, fail, os_error_line, user_path
+from sqlscout.cli.common import Flag, fail, os_error_line, plain, plain_float, plain_int, plain_text, run_plain, user_path, write_line
 from sqlscout.errors import SqlscoutError
-from sqlscout.scoring import Semantics
+from sqlscout.scoring.compare import Semantics
 
 DEFAULT_CACHE = Path("~/.cache/sqlscout")
 _PROGRESS_FROM = 200  # predictions; fewer finish before a bar would help
+_PROGRESS_AFTER_S = 0.5  # nor does a bar on a run that ends sooner
+
+# The options of score_command (below), for the lean path; tests/test_startup.py checks
+# that they are typer's, name for name and default for default.
+FLAGS = (
+    Flag("benchmark", ("--benchmark",), plain_text, None),
+    Flag("data", ("--data",), Path, None),
+    Flag("split", ("--split",), plain_text, None),
+    Flag("phrasing", ("--phrasing",), plain_text, None),
+    Flag("db_root", ("--db-root",), Path, None),
+    Flag("missing_db", ("--missing-db",), plain_text, "error"),
+    Flag("semantics", ("--semantics",), Semantics, Semantics.OFFICIAL),
+    Flag("difficulty", ("--difficulty",), plain_text, None),
+    Flag("only_predicted", ("--only-predicted",), None, False, off=("--no-only-predicted",)),
+    Flag("workers", ("--workers",), plain_int, None),
+    Flag("timeout", ("--timeout",), plain_float, 30.0),
+    Flag("timeout_rule", ("--timeout-rule",), plain_text, "query"),
+    Flag("cache_dir", ("--cache-dir",), Path, DEFAULT_CACHE),
+    Flag("cache", ("--cache",), None, True, off=("--no-cache",)),
+    Flag("cache_predictions", ("--cache-predictions",), None, False, off=("--no-cache-predictions",)),
+    Flag("as_json", ("--json",), None, False),
+    Flag("verdicts", ("--verdicts",), Path, None),
+)
+ARGUMENTS = (("predictions", Path),)
 
 
-def score_command(
-    predictions: Path = typer.Argument(..., help="BIRD predictions (.json), JSONL {question_id, sql}, or a run directory."),
-    benchmark: Optional[str] = typer.Option(None, help="The benchmark the predictions answer (not needed for a run directory)."),
-    data: Optional[Path] = typer.Option(None, help="The benchmark's folder or questions file."),
-    split: Optional[str] = typer.Option(None, help="Benchmark split (default: dev; SQaLe: test)."),
-    phrasing: Optional[str] = typer.Option(None, help="SQaLe phrasing, or 'all'."),
-    db_root: Optional[Path] = typer.Option(None, help="Where the databases are, if not in the benchmark's layout."),
-    missing_db: str = typer.Option("error", help="Questions whose database file is absent: error or skip."),
-    semantics: Semantics = typer.Option(
-        Semantics.OFFICIAL,
-        help="official (BIRD), strict, spider (test-suite's comparison, corrected) or test-suite (its evaluation.py exactly); docs/evaluation.md.",
-    ),
-    difficulty: Optional[str] = typer.Option(None, help="Score only this difficulty level."),
-    only_predicted: bool = typer.Option(False, help="Leave out questions with no prediction (default: they count as wrong)."),
-    workers: Optional[int] = typer.Option(
-        None, help="Processes (default: this one, then one per core once the work is seen to be long; 1: this one only)."
-    ),
-    timeout: float = typer.Option(30.0, help="Seconds each query may run."),
-    timeout_rule: str = typer.Option(
-        "query", help="query: each query gets --timeout; pair: BIRD's rule, the prediction and its gold query together (runs every gold query: the cache keeps no timings)."
-    ),
-    cache_dir: Path = typer.Option(DEFAULT_CACHE, help="Where gold results (and SQaLe databases) are cached."),
-    cache: bool = typer.Option(True, help="Use the gold-result cache."),
-    cache_predictions: bool = typer.Option(False, help="Cache the predictions' results too (re-scoring the same file is then instant)."),
-    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
-    verdicts: Optional[Path] = typer.Option(None, help="Also write one JSON line per prediction with its verdict."),
+def fast(argv: Sequence[str]) -> bool:
+    """Run ``sqlscout score ARGV`` without typer; False (nothing run) when typer must read it."""
+    return run_plain(argv, ARGUMENTS, FLAGS, run)
+
+
+def run(
+    predictions: Path,
+    benchmark: Optional[str] = None,
+    data: Optional[Path] = None,
+    split: Optional[str] = None,
+    phrasing: Optional[str] = None,
+    db_root: Optional[Path] = None,
+    missing_db: str = "error",
+    semantics: Semantics = Semantics.OFFICIAL,
+    difficulty: Optional[str] = None,
+    only_predicted: bool = False,
+    workers: Optional[int] = None,
+    timeout: float = 30.0,
+    timeout_rule: str = "query",
+    cache_dir: Path = DEFAULT_CACHE,
+    cache: bool = True,
+    cache_predictions: bool = False,
+    as_json: bool = False,
+    verdicts: Optional[Path] = None,
 ) -> None:
-    """Score predictions by executing them and the gold queries; prints accuracy by difficulty."""
+    """The command itself, whichever path read its line."""
     from sqlscout.data.loader import LEVELS
     from sqlscout.evaluation.predictions import read_predictions
     from sqlscout.evaluation.batch_score import ScoreConfig, score_predictions
@@ -57,6 +82,8 @@ def score_command(
     db_root = user_path(db_root, "database root") if db_root is not None else None
     if timeout_rule not in ("query", "pair"):
         fail(f"--timeout-rule takes query or pair, got '{timeout_rule}'")
+    # The benchmark's files are read once into the cache folder (unless --no-cache).
+    files_cache = cache_dir if cache else None
     # BIRD's rule needs each gold query's running time, which the cache does not keep.
     cache = cache and timeout_rule == "query"
     try:
@@ -70,34 +97,35 @@ def score_command(
         # Questions on a missing database are dropped after the predictions are paired:
         # a file keyed by position still names them (BIRD's format), and is no error.
         tasks = _benchmark_tasks(predictions, benchmark, data, split, phrasing, db_root,
-                                 "keep" if missing_db == "skip" else missing_db, cache_dir)
+                                 "keep" if missing_db == "skip" else missing_db, cache_dir, files_cache)
         read = read_predictions(predictions, tasks, only_predicted=only_predicted)
-        present = [p for p in read.predictions if read.source == "run" or _database_exists(p.task)]
+        exists: dict[Any, bool] = {}  # one look per database file, not per question
+        present = [p for p in read.predictions if read.source == "run" or _database_exists(p.task, exists)]
         skipped = len(read.predictions) - len(present)
         chosen = [p for p in present if difficulty is None or p.task.difficulty == difficulty]
         if not chosen:
             fail(f"no predictions to score{f' at difficulty {difficulty}' if difficulty else ''}")
         unanswered = sum(1 for p in chosen if p.sql is None) if read.source != "run" else 0
-        run = _score_with_progress(score_predictions, chosen, config)
+        result = _score_with_progress(score_predictions, chosen, config)
     except SqlscoutError as exc:
         fail(str(exc))
     levels = LEVELS.get("bird" if benchmark == "bird-mini" else benchmark or "", ())
     if not levels:  # a run directory: the levels of whichever benchmark holds them all
         seen = {p.task.difficulty for p in chosen} - {None}
         levels = next((known for known in LEVELS.values() if seen <= set(known)), ())
-    summary = run.summary(levels)
+    summary = result.summary(levels)
     gold_errors = [
         {"question_id": p.task.question_id, "db_id": p.task.db_id, "error": v.gold_error}
-        for p, v in zip(run.predictions, run.verdicts)
+        for p, v in zip(result.predictions, result.verdicts)
         if v.gold_error is not None
     ]
     if verdicts is not None:
         try:
-            _write_verdicts(user_path(verdicts, "verdicts file"), run)
+            _write_verdicts(user_path(verdicts, "verdicts file"), result)
         except OSError as exc:
             fail(f"cannot write the verdicts to {verdicts}: {os_error_line(exc)}")
     for warning in read.warnings:
-        err_console.print(f"[yellow]warning:[/] {escape(warning)}", soft_wrap=True)
+        write_line(warning, stderr=True, markup="[yellow]warning:[/] ")
     if as_json:
         payload: dict[str, Any] = {
             **summary.to_dict(),
@@ -107,12 +135,12 @@ def score_command(
             "skipped_missing_db": skipped,
             "gold_errors": gold_errors,
             "warnings": read.warnings,
-            "gold_cache_hits": run.gold_cache_hits,
-            "gold_repeats": run.gold_repeats,
-            "gold_runs": run.gold_runs,
-            "prediction_cache_hits": run.pred_cache_hits,
-            "workers": run.workers,
-            "elapsed_s": round(run.elapsed_s, 3),
+            "gold_cache_hits": result.gold_cache_hits,
+            "gold_repeats": result.gold_repeats,
+            "gold_runs": result.gold_runs,
+            "prediction_cache_hits": result.pred_cache_hits,
+            "workers": result.workers,
+            "elapsed_s": round(result.elapsed_s, 3),
         }
         sys.stdout.write(json.dumps(payload, indent=2) + "\n")
         return
@@ -122,25 +150,30 @@ def score_command(
         notes.append(f"{unanswered} questions had no prediction (counted wrong)")
     if skipped:
         notes.append(f"{skipped} questions skipped (database missing)")
-    notes.append(f"gold queries: {run.gold_runs} run, {run.gold_cache_hits} from cache, {run.gold_repeats} repeated")
-    if run.pred_cache_hits:
-        notes.append(f"predictions: {run.pred_cache_hits} results from cache")
-    notes.append(f"{run.elapsed_s:.2f} s on {run.workers} process{'es' if run.workers > 1 else ''}")
-    console.print("  ".join(notes), markup=False, soft_wrap=True)
+    notes.append(f"gold queries: {result.gold_runs} run, {result.gold_cache_hits} from cache, {result.gold_repeats} repeated")
+    if result.pred_cache_hits:
+        notes.append(f"predictions: {result.pred_cache_hits} results from cache")
+    notes.append(f"{result.elapsed_s:.2f} s on {result.workers} process{'es' if result.workers > 1 else ''}")
+    write_line("  ".join(notes))
     if gold_errors:
         shown = "; ".join(f"question {e['question_id']} ({e['error']})" for e in gold_errors[:5])
         more = f"; and {len(gold_errors) - 5} more (--json lists all)" if len(gold_errors) > 5 else ""
         count = f"{len(gold_errors)} gold quer{'y' if len(gold_errors) == 1 else 'ies'} failed"
-        console.print(f"{count} (counted wrong): {shown}{more}", markup=False, soft_wrap=True)
+        write_line(f"{count} (counted wrong): {shown}{more}")
 
 
-def _database_exists(task: Any) -> bool:
-    return task.db_path is None or Path(task.db_path).is_file()
+def _database_exists(task: Any, known: dict[Any, bool]) -> bool:
+    if task.db_path is None:
+        return True
+    found = known.get(task.db_path)
+    if found is None:
+        found = known[task.db_path] = Path(task.db_path).is_file()
+    return found
 
 
 def _benchmark_tasks(
     predictions: Path, benchmark: Optional[str], data: Optional[Path], split: Optional[str],
-    phrasing: Optional[str], db_root: Optional[Path], missing_db: str, cache_dir: Path,
+    phrasing: Optional[str], db_root: Optional[Path], missing_db: str, cache_dir: Path, files_cache: Optional[Path],
 ) -> Optional[list]:
     from sqlscout.data import load_tasks
 
@@ -152,21 +185,30 @@ def _benchmark_tasks(
         fail("scoring a predictions file needs --benchmark and --data (the benchmark it answers)")
     return load_tasks(
         benchmark, data, split=split, phrasing=phrasing, db_root=db_root, missing_db=missing_db,
-        cache_dir=cache_dir.expanduser(),
+        cache_dir=cache_dir if benchmark == "sqale" else files_cache,  # SQaLe builds its databases there
     )
 
 
 def _score_with_progress(score_predictions: Any, chosen: list, config: Any) -> Any:
-    if len(chosen) < _PROGRESS_FROM or not err_console.is_terminal:  # no bar into a pipe or a file
+    if len(chosen) < _PROGRESS_FROM or plain(sys.stderr):  # no bar into a pipe or a file
         return score_predictions(chosen, config)
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from sqlscout.cli.common import err_console
 
-    bar: Optional[Progress] = None
+    if not err_console.is_terminal:
+        return score_predictions(chosen, config)
+    import time
+
+    start = time.perf_counter()
+    bar: Any = None
     handle: Any = None
 
     def progress(done: int, total: int, correct: int) -> None:
         nonlocal bar, handle
         if bar is None:
+            if time.perf_counter() - start < _PROGRESS_AFTER_S:
+                return
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
             # Refreshed here, by the scorer's reports, not by a thread of its own: worker
             # processes can then still be forked (no thread may run while they are).
             bar = Progress(TextColumn("[bold]score"), BarColumn(), MofNCompleteColumn(),
@@ -185,17 +227,59 @@ def _score_with_progress(score_predictions: Any, chosen: list, config: Any) -> A
 
 
 def _print_table(summary: Any) -> None:
+    title = f"Execution accuracy ({summary.semantics.value})"
+    columns = [*summary.by_difficulty.items(), ("total", summary.total)]
+    rows = [
+        ["", *(name for name, _ in columns)],
+        ["count", *(str(t.count) for _, t in columns)],
+        ["correct", *(str(t.correct) for _, t in columns)],
+        ["accuracy", *(f"{100 * t.accuracy:.2f}" for _, t in columns)],
+    ]
+    text = _table_text(title, rows) if plain(sys.stdout) else None
+    if text is not None:
+        sys.stdout.write(text)
+        return
     from rich.table import Table
 
-    table = Table(title=f"Execution accuracy ({summary.semantics.value})", title_justify="left")
+    from sqlscout.cli.common import console
+
+    table = Table(title=title, title_justify="left")
     table.add_column("")
-    columns = [*summary.by_difficulty.items(), ("total", summary.total)]
-    for name, _ in columns:
+    for name in rows[0][1:]:
         table.add_column(name, justify="right")
-    table.add_row("count", *(str(t.count) for _, t in columns))
-    table.add_row("correct", *(str(t.correct) for _, t in columns))
-    table.add_row("accuracy", *(f"{100 * t.accuracy:.2f}" for _, t in columns))
+    for row in rows[1:]:
+        table.add_row(*row)
     console.print(table)
+
+
+def _table_text(title: str, rows: list[list[str]]) -> str | None:
+    """The table as rich prints it into a file (box ``HEAVY_HEAD``, one space of padding,
+    the first column left-aligned, the others right), or None where rich would do more
+    than lay it out (fold a title or cell that does not fit, or text it may restyle)."""
+    cells = [cell for row in rows for cell in row] + [title]
+    if any(not cell.isascii() or not cell.isprintable() or "[" in cell or ":" in cell for cell in cells):
+        return None
+    widths = [max(len(row[i]) for row in rows) + 2 for i in range(len(rows[0]))]
+    width = sum(widths) + len(widths) + 1
+    columns = os.environ.get("COLUMNS", "80")
+    if not columns.isdigit() or width > int(columns) or len(title) > width:
+        return None
+
+    def line(left: str, fill: str, middle: str, right: str) -> str:
+        return left + middle.join(fill * w for w in widths) + right + "\n"
+
+    def cells_of(row: list[str], bar: str) -> str:
+        parts = [f" {row[0]:<{widths[0] - 2}} "] + [f" {cell:>{w - 2}} " for cell, w in zip(row[1:], widths[1:])]
+        return bar + bar.join(parts) + bar + "\n"
+
+    return "".join([
+        f"{title:<{width}}\n",
+        line("┏", "━", "┳", "┓"),
+        cells_of(rows[0], "┃"),
+        line("┡", "━", "╇", "┩"),
+        *(cells_of(row, "│") for row in rows[1:]),
+        line("└", "─", "┴", "┘"),
+    ])
 
 
 def _write_verdicts(path: Path, run: Any) -> None:
@@ -208,5 +292,37 @@ def _write_verdicts(path: Path, run: Any) -> None:
             out.write(json.dumps(line, ensure_ascii=False) + "\n")
 
 
-def register(app: typer.Typer) -> None:
+def register(app: Any) -> None:
+    import typer
+
+    def score_command(
+        predictions: Path = typer.Argument(..., help="BIRD predictions (.json), JSONL {question_id, sql}, or a run directory."),
+        benchmark: Optional[str] = typer.Option(None, help="The benchmark the predictions answer (not needed for a run directory)."),
+        data: Optional[Path] = typer.Option(None, help="The benchmark's folder or questions file."),
+        split: Optional[str] = typer.Option(None, help="Benchmark split (default: dev; SQaLe: test)."),
+        phrasing: Optional[str] = typer.Option(None, help="SQaLe phrasing, or 'all'."),
+        db_root: Optional[Path] = typer.Option(None, help="Where the databases are, if not in the benchmark's layout."),
+        missing_db: str = typer.Option("error", help="Questions whose database file is absent: error or skip."),
+        semantics: Semantics = typer.Option(
+            Semantics.OFFICIAL,
+            help="official (BIRD), strict, spider (test-suite's comparison, corrected) or test-suite (its evaluation.py exactly); docs/evaluation.md.",
+        ),
+        difficulty: Optional[str] = typer.Option(None, help="Score only this difficulty level."),
+        only_predicted: bool = typer.Option(False, help="Leave out questions with no prediction (default: they count as wrong)."),
+        workers: Optional[int] = typer.Option(
+            None, help="Processes (default: this one, then one per core once the work is seen to be long; 1: this one only)."
+        ),
+        timeout: float = typer.Option(30.0, help="Seconds each query may run."),
+        timeout_rule: str = typer.Option(
+            "query", help="query: each query gets --timeout; pair: BIRD's rule, the prediction and its gold query together (runs every gold query: the cache keeps no timings)."
+        ),
+        cache_dir: Path = typer.Option(DEFAULT_CACHE, help="Where gold results (and SQaLe databases) are cached."),
+        cache: bool = typer.Option(True, help="Use the gold-result cache."),
+        cache_predictions: bool = typer.Option(False, help="Cache the predictions' results too (re-scoring the same file is then instant)."),
+        as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+        verdicts: Optional[Path] = typer.Option(None, help="Also write one JSON line per prediction with its verdict."),
+    ) -> None:
+        """Score predictions by executing them and the gold queries; prints accuracy by difficulty."""
+        run(**locals())
+
     app.command("score")(score_command)

@@ -1,9 +1,44 @@
 """Benchmarks as tasks: SQaLe, BIRD, Spider, Spider-DK and a generic JSONL format, one
 module each, behind one entry point (:func:`load_tasks`); and the schema-size
-conditions that rebuild a task's database around its gold tables (:func:`apply_condition`)."""
+conditions that rebuild a task's database around its gold tables (:func:`apply_condition`).
 
-from sqlscout.data.conditions import Condition, apply_condition
-from sqlscout.data.databases import MissingDb
-from sqlscout.data.loader import BENCHMARKS, LEVELS, load_tasks
+The names below are resolved on first use (PEP 562): importing one module of the
+package (``sqlscout.data.spider``, say) loads only what that module needs.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+_WHERE = {
+    "BENCHMARKS": "sqlscout.data.loader",
+    "Condition": "sqlscout.data.conditions",
+    "LEVELS": "sqlscout.data.loader",
+    "MissingDb": "sqlscout.data.databases",
+    "apply_condition": "sqlscout.data.conditions",
+    "load_tasks": "sqlscout.data.loader",
+}
 
 __all__ = ["BENCHMARKS", "LEVELS", "Condition", "MissingDb", "apply_condition", "load_tasks"]
+
+
+# The same few lines as in sqlscout/__init__.py: the environment imports nothing of
+# the package outside itself (tests/test_architecture.py).
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # once resolved, a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:  # what type checkers and IDEs see
+    from sqlscout.data.conditions import Condition, apply_condition
+    from sqlscout.data.databases import MissingDb
+    from sqlscout.data.loader import BENCHMARKS, LEVELS, load_tasks

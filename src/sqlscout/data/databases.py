@@ -9,7 +9,6 @@ path where the file was expected (enough to parse a benchmark without its databa
 
 from __future__ import annotations
 
-import logging
 from collections import Counter
 from enum import Enum
 from pathlib import Path
@@ -20,7 +19,6 @@ from sqlscout.env.task import Task
 
 __all__ = ["MissingDb", "check_databases", "find_database"]
 
-log = logging.getLogger("sqlscout.data")
 
 
 class MissingDb(str, Enum):
@@ -68,5 +66,7 @@ def check_databases(tasks: list[Task], missing: MissingDb | str, source: Path | 
             f"e.g. question {first.question_id} expects {first.db_path}. "
             "Add the files, point the database root at them, or skip those questions (--missing-db skip)."
         )
-    log.warning("%s: skipped %d questions whose databases are missing: %s", source, len(absent), listing)
+    import logging  # only here: the warning is the module's one use of it
+
+    logging.getLogger("sqlscout.data").warning("%s: skipped %d questions whose databases are missing: %s", source, len(absent), listing)
     return [t for t in tasks if known[t.db_path]]

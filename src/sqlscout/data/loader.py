@@ -67,7 +67,9 @@ def load_tasks(
         limit: keep the first N questions after filtering.
         db_root: where the databases are, when not in the benchmark's own layout
             (Spider-DK: Spider's ``database/`` folder; JSONL: the root ``db_id`` s name).
-        cache_dir: where SQaLe's databases are materialised (required for SQaLe).
+        cache_dir: where SQaLe's databases are materialised (required for SQaLe); for
+            Spider, where what its files hold is kept between runs (read again only
+            when a file changes).
         missing_db: ``error`` (default), ``skip`` or ``keep`` questions whose database
             file is not there.
     """
@@ -91,7 +93,7 @@ def load_tasks(
     if path is None:
         raise ConfigError(f"{benchmark} needs the path of its folder or questions file")
     if benchmark == "spider":
-        tasks = load_spider(path, split=split or "dev", db_root=db_root, missing_db=missing_db)
+        tasks = load_spider(path, split=split or "dev", db_root=db_root, missing_db=missing_db, cache_dir=cache_dir)
     elif benchmark == "spider-dk":
         tasks = load_spider_dk(path, db_root, missing_db=missing_db)
     elif benchmark == "bird":

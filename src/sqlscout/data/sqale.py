@@ -18,20 +18,22 @@ task's id is SQaLe's question id; with several it is ``<question id>:<phrasing>`
 from __future__ import annotations
 
 import hashlib
-import logging
 import os
 import re
-import shutil
-import tempfile
 from pathlib import Path
-from typing import Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from sqlscout.errors import ConfigError, DataError
 from sqlscout.env.task import Task
 
 __all__ = ["SQALE_LEVELS", "SQALE_PHRASINGS", "load_sqale", "sqale_sources"]
 
-log = logging.getLogger("sqlscout.data")
+
+def _log() -> Any:
+    import logging  # imported when used: loading the data package stays quick
+
+    return logging.getLogger("sqlscout.data")
+
 
 SQALE_LEVELS = ("simple", "moderate", "hard")
 # The package's STYLES, repeated so that validating a flag does not import pyarrow.
@@ -113,7 +115,7 @@ def load_sqale(
             del tasks[limit:]
             break
     if unusable:
-        log.warning("%s: left out %d (question, phrasing) pairs the dataset marks unusable", queries, unusable)
+        _log().warning("%s: left out %d (question, phrasing) pairs the dataset marks unusable", queries, unusable)
     if not tasks:
         raise DataError(f"{queries}: no SQaLe questions of split '{split}' match the filters.")
     paths = materialise(schemas, split, {t.meta["schema_id"] for t in tasks}, Path(cache_dir))
@@ -180,7 +182,10 @@ def materialise(schemas: str, split: str, schema_ids: Iterable[str], cache_dir: 
     wanted = {sid: folder / _safe_name(sid) for sid in schema_ids}
     todo = sorted(sid for sid, p in wanted.items() if not p.is_file())
     if todo:
-        log.info("materialising %d SQaLe databases into %s", len(todo), folder)
+        import shutil
+        import tempfile
+
+        _log().info("materialising %d SQaLe databases into %s", len(todo), folder)
         scratch = Path(tempfile.mkdtemp(prefix=".build-", dir=folder))
         try:
             try:

@@ -14,25 +14,44 @@ where SQL is parsed). Its modules, from the bottom up:
 Nothing here drives a model: :mod:`sqlscout.runner` does, for every command.
 """
 
-from sqlscout.env.chat import ChatFormat, ChatML, Message
-from sqlscout.env.config import EpisodeConfig
-from sqlscout.env.episode import Episode, EpisodeBase, TurnRequest
-from sqlscout.env.parser import ToolCall, extract_final_sql, parse_turn
-from sqlscout.env.prompts import PROMPT_VERSION, SchemaMode
-from sqlscout.env.sandbox import Database, QueryResult, SandboxConfig
-from sqlscout.env.single_shot import SingleShotEpisode
-from sqlscout.env.task import Task
-from sqlscout.env.tokens import ApproxTokenCounter, TokenCounter
-from sqlscout.env.tools import TOOLS, ToolOutcome, call_tool, tool_specs
-from sqlscout.env.trace import (
-    AnswerSource,
-    CallRecord,
-    EpisodeResult,
-    RoundRecord,
-    Segment,
-    SegmentKind,
-    StopReason,
-)
+import importlib
+from typing import TYPE_CHECKING, Any
+
+# Public name -> the module that defines it. Resolved on first use (PEP 562), so that
+# importing one module of the package (``sqlscout.env.task``, say) loads only that
+# module and what it needs: commands that need no episode start fast.
+_WHERE = {
+    "AnswerSource": "sqlscout.env.trace",
+    "ApproxTokenCounter": "sqlscout.env.tokens",
+    "CallRecord": "sqlscout.env.trace",
+    "ChatFormat": "sqlscout.env.chat",
+    "ChatML": "sqlscout.env.chat",
+    "Database": "sqlscout.env.sandbox",
+    "Episode": "sqlscout.env.episode",
+    "EpisodeBase": "sqlscout.env.episode",
+    "EpisodeConfig": "sqlscout.env.config",
+    "EpisodeResult": "sqlscout.env.trace",
+    "Message": "sqlscout.env.chat",
+    "PROMPT_VERSION": "sqlscout.env.prompts",
+    "QueryResult": "sqlscout.env.sandbox",
+    "RoundRecord": "sqlscout.env.trace",
+    "SandboxConfig": "sqlscout.env.sandbox",
+    "SchemaMode": "sqlscout.env.prompts",
+    "Segment": "sqlscout.env.trace",
+    "SegmentKind": "sqlscout.env.trace",
+    "SingleShotEpisode": "sqlscout.env.single_shot",
+    "StopReason": "sqlscout.env.trace",
+    "TOOLS": "sqlscout.env.tools",
+    "Task": "sqlscout.env.task",
+    "TokenCounter": "sqlscout.env.tokens",
+    "ToolCall": "sqlscout.env.parser",
+    "ToolOutcome": "sqlscout.env.tools",
+    "TurnRequest": "sqlscout.env.episode",
+    "call_tool": "sqlscout.env.tools",
+    "extract_final_sql": "sqlscout.env.parser",
+    "parse_turn": "sqlscout.env.parser",
+    "tool_specs": "sqlscout.env.tools",
+}
 
 __all__ = [
     "AnswerSource",
@@ -66,3 +85,40 @@ __all__ = [
     "parse_turn",
     "tool_specs",
 ]
+
+
+# The same few lines as in sqlscout/__init__.py: the environment imports nothing of
+# the package outside itself (tests/test_architecture.py).
+def __getattr__(name: str) -> Any:
+    module = _WHERE.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value  # once resolved, a plain attribute
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
+
+
+if TYPE_CHECKING:  # what type checkers and IDEs see
+    from sqlscout.env.chat import ChatFormat, ChatML, Message
+    from sqlscout.env.config import EpisodeConfig
+    from sqlscout.env.episode import Episode, EpisodeBase, TurnRequest
+    from sqlscout.env.parser import ToolCall, extract_final_sql, parse_turn
+    from sqlscout.env.prompts import PROMPT_VERSION, SchemaMode
+    from sqlscout.env.sandbox import Database, QueryResult, SandboxConfig
+    from sqlscout.env.single_shot import SingleShotEpisode
+    from sqlscout.env.task import Task
+    from sqlscout.env.tokens import ApproxTokenCounter, TokenCounter
+    from sqlscout.env.tools import TOOLS, ToolOutcome, call_tool, tool_specs
+    from sqlscout.env.trace import (
+        AnswerSource,
+        CallRecord,
+        EpisodeResult,
+        RoundRecord,
+        Segment,
+        SegmentKind,
+        StopReason,
+    )

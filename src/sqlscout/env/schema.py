@@ -6,7 +6,6 @@ whose message lists close matches so a model can correct itself.
 
 from __future__ import annotations
 
-import difflib
 from collections import deque
 from dataclasses import dataclass
 from pathlib import Path
@@ -140,6 +139,8 @@ class Schema:
 
 
 def _unknown(kind: str, name: str, known: list[str], where: str = "") -> str:
+    import difflib  # only for a name that is not there
+
     close = difflib.get_close_matches(name.lower(), [k.lower() for k in known], n=3, cutoff=0.5)
     by_lower = {k.lower(): k for k in known}
     hint = f" Did you mean: {', '.join(by_lower[c] for c in close)}?" if close else ""

@@ -41,7 +41,8 @@ class Task:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "question_id", str(self.question_id))
-        object.__setattr__(self, "db_path", Path(self.db_path))
+        if not isinstance(self.db_path, Path):  # loaders pass one Path per database, shared
+            object.__setattr__(self, "db_path", Path(self.db_path))
         if self.db_id is None:
             object.__setattr__(self, "db_id", Path(self.db_path).stem)
 

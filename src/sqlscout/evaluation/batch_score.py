@@ -32,20 +32,20 @@ the sandbox's scoring deadline and row cap. Around it:
 from __future__ import annotations
 
 import math
-import multiprocessing
 import os
 import threading
 import time
 from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from sqlscout.errors import ConfigError, DataError
-from sqlscout.scoring.result_cache import ResultBundle, ResultCache
+from sqlscout.scoring.result_cache import ResultBundle, ResultCache, cacheable
 from sqlscout.env.sandbox import Database, SandboxConfig
 from sqlscout.scoring import ExecResult, Semantics, Verdict, execute_for_scoring, has_top_level_order_by, score_sql
 from sqlscout.scoring.gold import GoldResults
+from sqlscout.scoring.parsing import parser_version
 from sqlscout.scoring.verdict import SCORING_MAX_ROWS, SCORING_TIMEOUT_S, parses
 from sqlscout.env.task import Task
 
@@ -313,18 +313,19 @@ class _Unparsed:
 
     def __init__(self, config: ScoreConfig) -> None:
         self.config = config
-        self.waiting: list[Staged] = []
+        self.waiting: list[tuple[Staged, ResultBundle | None]] = []
         self.cells = 0
 
     def __len__(self) -> int:
         return len(self.waiting)
 
-    def add(self, entry: Staged) -> bool:
-        """Keep ``entry`` for later; False when it should be judged now instead."""
+    def add(self, entry: Staged, bundle: ResultBundle | None) -> bool:
+        """Keep ``entry`` for later (its answer then goes into ``bundle`` too); False
+        when it should be judged now instead."""
         cells = _cells(entry[3])
         if cells > _MEMO_CELLS:
             return False
-        self.waiting.append(entry)
+        self.waiting.append((entry, bundle))
         self.cells += cells
         return True
 
@@ -333,18 +334,25 @@ class _Unparsed:
 
     def drain(self) -> list[tuple[int, Verdict, tuple[str, ...]]]:
         waiting, self.waiting, self.cells = self.waiting, [], 0
-        for entry in waiting:
-            parses(entry[1])  # score_sql below finds the answer in parses' memo
-        return [_judge(entry, self.config) for entry in waiting]
+        out, touched, version = [], {}, parser_version()
+        for entry, bundle in waiting:
+            parsable = parses(entry[1])
+            if bundle is not None and version is not None and entry[1]:
+                bundle.put_parsed(entry[1], version, parsable)
+                touched[id(bundle)] = bundle
+            out.append(_judge(entry, self.config, parsable))
+        for bundle in touched.values():  # its database may be done (and its file written) already
+            bundle.flush()
+        return out
 
 
-def _judge(entry: Staged, config: ScoreConfig) -> tuple[int, Verdict, tuple[str, ...]]:
+def _judge(entry: Staged, config: ScoreConfig, parsable: bool | None = None) -> tuple[int, Verdict, tuple[str, ...]]:
     index, pred_sql, gold_sql, gold, pred, source, top_level_order = entry
     # Both results are given, so score_sql runs no query and needs no database.
     scored = score_sql(
         None, pred_sql, gold_sql, gold=gold, pred=pred, top_level_order=top_level_order,  # type: ignore[arg-type]
         semantics=config.semantics, timeout_s=config.timeout_s, max_rows=config.max_rows,
-        timeout_rule=config.timeout_rule,
+        timeout_rule=config.timeout_rule, parsable=parsable,
     )
     return index, scored.verdict, source
 
@@ -380,7 +388,10 @@ class _DatabaseScorer:
         cells = 0
         for index, pred_sql, gold_sql in items:
             gold, order, source = self._gold(gold_sql)
-            pred, pred_source = self._pred(pred_sql)
+            if pred_sql == gold_sql and self._same_result(gold_sql, gold):
+                pred, pred_source = gold, ()  # the very query, on the same snapshot: the same result
+            else:
+                pred, pred_source = self._pred(pred_sql)
             staged.append((index, pred_sql, gold_sql, gold, pred, source + pred_source, order))
             cells += _cells(gold) + _cells(pred)
             if cells > _STAGE_CELLS:
@@ -394,7 +405,11 @@ class _DatabaseScorer:
         for entry in staged:
             pred, gold, order = entry[4], entry[3], entry[6]
             if not pred.ok:
-                if unparsed.add(entry):
+                known = self._parsed(entry[1])
+                if known is not None:  # sqlglot's answer, from the cache
+                    out.append(_judge(entry, config, known))
+                    continue
+                if unparsed.add(entry, self.bundle):
                     continue
             elif order is None and gold.ok and len(pred.rows) == len(gold.rows) and pred.rows != gold.rows:  # type: ignore[arg-type]
                 # The comparison will ask whether the gold query has a top-level ORDER
@@ -403,6 +418,10 @@ class _DatabaseScorer:
             out.append(_judge(entry, config))
         if unparsed.full():
             out.extend(unparsed.drain())
+
+    def _parsed(self, sql: str | None) -> bool | None:
+        version = parser_version() if self.bundle is not None and sql else None
+        return self.bundle.parsed(sql, version) if version is not None else None  # type: ignore[union-attr, arg-type]
 
     def _order(self, gold_sql: str) -> bool:
         order = self.orders[gold_sql] = has_top_level_order_by(gold_sql)
@@ -418,6 +437,12 @@ class _DatabaseScorer:
             if order is not None:
                 self.orders[sql] = order
         return gold, order, (_GOLD_SOURCES[source],)
+
+    def _same_result(self, sql: str, gold: ExecResult) -> bool:
+        """Whether running ``sql`` again would give ``gold`` (its result, finished):
+        not for BIRD's timeout rule, which needs the prediction's own running time, nor
+        for a query whose result may change between runs (``random()``, ``'now'``...)."""
+        return not gold.timed_out and self.config.timeout_rule == "query" and cacheable(sql)
 
     def _pred(self, sql: str | None) -> tuple[ExecResult, tuple[str, ...]]:
         bundle = self.bundle if self.config.cache_predictions else None
@@ -493,9 +518,11 @@ def _score_in_pool(
         pool.join()  # workers end cleanly, so each writes what it learnt once (_start_worker)
 
 
-def _context() -> multiprocessing.context.BaseContext:
+def _context() -> Any:
     # fork starts workers in milliseconds (with sqlglot already imported, above), but is
     # unsafe once other threads exist (a progress bar's refresher, say).
+    import multiprocessing  # only a pool needs it
+
     methods = multiprocessing.get_all_start_methods()
     if "fork" in methods and threading.active_count() == 1:
         return multiprocessing.get_context("fork")

@@ -27,7 +27,6 @@ from typing import Sequence
 from sqlscout.data.records import read_json, read_jsonl
 from sqlscout.errors import DataError
 from sqlscout.evaluation.batch_score import Prediction
-from sqlscout.evaluation.store import read_whole_lines
 from sqlscout.env.task import Task
 from sqlscout.scoring.verdict import has_statement
 
@@ -177,6 +176,8 @@ def _read_run(folder: Path) -> PredictionSet:
     file = folder / EPISODES_FILE
     if not file.is_file():
         raise DataError(f"{folder}: not a run directory (no {EPISODES_FILE}); run `sqlscout eval --out {folder}` first.")
+    from sqlscout.evaluation.store import read_whole_lines  # only runs need it (it loads the record types)
+
     predictions = []
     for number, line in read_whole_lines(file):  # a torn last line is skipped
         try:

@@ -15,6 +15,11 @@ replaced atomically (written beside, then renamed) under a lock, merged with wha
 processes wrote meanwhile, so concurrent runs and worker processes never tear it; a
 damaged file reads as empty and is rebuilt.
 
+Beside each database's results: whether a cached gold query has a top-level ORDER BY,
+and whether SQL that did not run parses (the *parsable* tier, kept by sqlglot's
+version): both are sqlglot's answers, and asking sqlglot means importing it (a sixth
+of a second), so a run whose answers are all here never loads it.
+
 Not cached: a query that timed out (a longer deadline may finish it), and a query whose
 result may change between runs on the same bytes (``random()``, ``'now'``,
 ``CURRENT_TIMESTAMP``...). Content hashes of database files are remembered by (path,
@@ -40,17 +45,17 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from sqlscout.data.conditions import content_hash
 from sqlscout.scoring import ExecResult
 
 __all__ = ["SPILL_CELLS", "ResultBundle", "ResultCache", "cacheable"]
 
-_FORMAT = 2
+_FORMAT = 3
 # A result with more cells gets a file of its own. It bounds what a database's file
 # holds per query, so the file stays quick to read and to rewrite (sqlscout eval adds
 # gold results one by one, rewriting it each time).
 SPILL_CELLS = 5_000
 _OPEN_BUNDLES = 4  # databases' results held in memory at once, per process
+_PARSED_MAX = 20_000  # parse verdicts kept per database (they are a few bytes each)
 _VOLATILE_WORDS = ("random", "now", "current_", "changes", "last_insert_rowid")  # what _VOLATILE needs
 _VOLATILE = re.compile(r"\brandom(?:blob)?\s*\(|'now'|\bcurrent_(?:date|time|timestamp)\b|\bchanges\s*\(|\blast_insert_rowid\b", re.I)
 
@@ -132,6 +137,8 @@ class ResultCache:
             stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
             known = self._hashes.get(path)
             if known is None or known[0] != stamp:
+                from sqlscout.data.conditions import content_hash  # only for a database not seen before
+
                 known = self._hashes[path] = learnt[path] = (stamp, content_hash(path))
             digests.append(known[1])
         if learnt:
@@ -174,8 +181,13 @@ class ResultBundle:
         # Whether a cached query has a top-level ORDER BY (what strict comparison asks
         # of a gold query), kept beside its result: working it out may mean parsing.
         self._orders: dict[str, bool] = loaded[2] if _valid(loaded) else {}
+        # Whether SQL that did not run parses (the parsable tier), by sqlglot's version:
+        # asking sqlglot means importing it, a sixth of a second.
+        self._parsed_version: str | None = loaded[3] if _valid(loaded) else None
+        self._parsed: dict[str, bool] = loaded[4] if _valid(loaded) else {}
         self._pending: dict[str, _Entry] = {}
         self._pending_orders: dict[str, bool] = {}
+        self._pending_parsed: dict[str, bool] = {}
         self._spills: dict[str, bytes] = {}  # name -> marshalled result, not yet written
 
     def __len__(self) -> int:
@@ -203,6 +215,18 @@ class ResultBundle:
         if sql in self._entries and self._orders.get(sql) is not top_level_order:
             self._orders[sql] = self._pending_orders[sql] = top_level_order
 
+    def parsed(self, sql: str, version: str) -> bool | None:
+        """Whether ``sql`` parses, if :meth:`put_parsed` was told under sqlglot ``version``."""
+        return self._parsed.get(sql) if version == self._parsed_version else None
+
+    def put_parsed(self, sql: str, version: str, parses: bool) -> None:
+        """Keep whether ``sql`` parses under sqlglot ``version`` (written at the next
+        :meth:`flush`); answers of another version are dropped."""
+        if version != self._parsed_version:
+            self._parsed_version, self._parsed, self._pending_parsed = version, {}, {}
+        if len(self._parsed) < _PARSED_MAX and self._parsed.get(sql) is not parses:
+            self._parsed[sql] = self._pending_parsed[sql] = parses
+
     def put(self, sql: str, result: ExecResult) -> None:
         """Keep ``result`` (written at the next :meth:`flush`), unless it must not be cached."""
         if result.timed_out or not cacheable(sql):
@@ -220,7 +244,7 @@ class ResultBundle:
 
     def flush(self) -> None:
         """Write pending results: spilled files first, then this database's file."""
-        if not self._pending and not self._pending_orders:
+        if not self._pending and not self._pending_orders and not self._pending_parsed:
             return
         cache = self.cache
         with cache._locked():
@@ -228,18 +252,25 @@ class ResultBundle:
                 _write_bytes(self._spill_path(name), blob)
             on_disk = _read(self.path)
             merged, orders = (on_disk[1], on_disk[2]) if _valid(on_disk) else ({}, {})
+            if self._parsed_version is None and _valid(on_disk):  # nothing parsed here: keep theirs
+                self._parsed_version = on_disk[3]
+            version = self._parsed_version
+            parsed = on_disk[4] if _valid(on_disk) and on_disk[3] == version else {}
             merged.update(self._pending)
             orders.update(self._pending_orders)
+            parsed.update(self._pending_parsed)
             try:
-                blob = marshal.dumps((_FORMAT, merged, orders))
+                blob = marshal.dumps((_FORMAT, merged, orders, version, parsed))
             except ValueError:  # a value marshal cannot hold: keep the entries it can
                 merged = {k: v for k, v in merged.items() if _marshals(v)}
-                blob = marshal.dumps((_FORMAT, merged, orders))
+                blob = marshal.dumps((_FORMAT, merged, orders, version, parsed))
             _write_bytes(self.path, blob)
         self._entries = {**merged, **self._entries}
         self._orders = {**orders, **self._orders}
+        self._parsed = {**parsed, **self._parsed}
         self._pending.clear()
         self._pending_orders.clear()
+        self._pending_parsed.clear()
         self._spills.clear()
 
     def _spill_path(self, name: str) -> Path:
@@ -248,8 +279,8 @@ class ResultBundle:
 
 def _valid(loaded: Any) -> bool:
     return (
-        isinstance(loaded, tuple) and len(loaded) == 3 and loaded[0] == _FORMAT
-        and isinstance(loaded[1], dict) and isinstance(loaded[2], dict)
+        isinstance(loaded, tuple) and len(loaded) == 5 and loaded[0] == _FORMAT
+        and isinstance(loaded[1], dict) and isinstance(loaded[2], dict) and isinstance(loaded[4], dict)
     )
 
 

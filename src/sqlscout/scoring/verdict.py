@@ -180,6 +180,7 @@ def score_sql(
     max_rows: int = SCORING_MAX_ROWS,
     top_level_order: bool | None = None,
     timeout_rule: str = "query",
+    parsable: bool | None = None,
 ) -> Scored:
     """Execute and compare. ``gold`` (and ``pred``) may be passed in when that query's
     result is already known (cached, or run by the caller), and ``top_level_order``
@@ -191,7 +192,8 @@ def score_sql(
     that was rewritten already changes nothing), and results passed in must be those
     of the rewritten queries. ``timeout_rule="pair"`` is BIRD's: the prediction and the
     gold query together must finish within ``timeout_s`` (the prediction runs first),
-    else the prediction counts as timed out; the default gives each its own."""
+    else the prediction counts as timed out; the default gives each its own.
+    ``parsable`` is :func:`parses` of the prediction (as scored), when already known."""
     semantics = Semantics(semantics)
     if timeout_rule not in TIMEOUT_RULES:
         raise ValueError(f"timeout_rule must be one of {', '.join(TIMEOUT_RULES)}, got {timeout_rule!r}")
@@ -224,7 +226,7 @@ def score_sql(
                   Semantics.TEST_SUITE: test_suite}[semantics]
         outcome = Outcome.EQUIVALENT if chosen else Outcome.EXECUTABLE
     else:
-        outcome = Outcome.PARSABLE if parses(pred_sql) else Outcome.INVALID
+        outcome = Outcome.PARSABLE if (parses(pred_sql) if parsable is None else parsable) else Outcome.INVALID
     verdict = Verdict(
         outcome=outcome,
         official=official,
