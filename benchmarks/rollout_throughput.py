@@ -79,7 +79,9 @@ def runner_loop(backend: Backend, work: list[Task], config: RunnerConfig) -> tup
 def build_backend(args: argparse.Namespace) -> Backend:
     if args.backend == "hf":
         from sqlscout.backends.hf import HFBackend, HFConfig, load_hf
-        from sqlscout.backends.tiny_models import tiny_qwen3, tiny_qwen3_5
+
+        sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))  # the test models
+        from tiny_models import tiny_qwen3, tiny_qwen3_5
 
         config = HFConfig(device=args.device, max_batch=args.episodes)
         if args.model in ("tiny-qwen3.5", "tiny-qwen3"):

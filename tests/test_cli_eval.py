@@ -22,7 +22,7 @@ from sqlscout.evaluation.metrics import latest_records
 
 @pytest.fixture(scope="module")
 def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from sqlscout.backends.tiny_models import tiny_qwen3
+    from tiny_models import tiny_qwen3
 
     model, tokenizer = tiny_qwen3(seed=0)
     where = tmp_path_factory.mktemp("tiny-qwen3")

@@ -8,7 +8,7 @@ torch = pytest.importorskip("torch")
 
 from sqlscout.backends.base import GenerationRequest, SamplingParams  # noqa: E402
 from sqlscout.backends.hf import HFBackend, HFConfig, is_out_of_memory, load_hf, sample_token  # noqa: E402
-from sqlscout.backends.tiny_models import tiny_qwen3, tiny_qwen3_5  # noqa: E402
+from tiny_models import tiny_qwen3, tiny_qwen3_5  # noqa: E402
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.episode import SegmentKind  # noqa: E402
 from sqlscout.errors import BackendError  # noqa: E402
@@ -182,7 +182,7 @@ def test_a_gguf_loads_dequantised_and_can_be_trained_and_saved(qwen05_gguf, tmp_
     assert (tmp_path / "saved" / "config.json").is_file()
 
 
-@pytest.mark.parametrize("module_name", ["sqlscout.backends.hf", "sqlscout.backends.tiny_models"])
+@pytest.mark.parametrize("module_name", ["sqlscout.backends.hf", "tiny_models"])
 def test_docstring_examples_run(module_name: str) -> None:
     import doctest
     import importlib

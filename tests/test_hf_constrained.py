@@ -11,7 +11,7 @@ pytest.importorskip("llguidance")
 from sqlscout.backends.base import GenerationRequest, SamplingParams  # noqa: E402
 from sqlscout.backends.guidance import GrammarTokenizer  # noqa: E402
 from sqlscout.backends.hf import HFBackend  # noqa: E402
-from sqlscout.backends.tiny_models import tiny_qwen3  # noqa: E402
+from tiny_models import tiny_qwen3  # noqa: E402
 from sqlscout.env.grammar import ReplyGrammar, ThinkMode, TurnKind  # noqa: E402
 from sqlscout.env.parser import extract_final_sql, parse_turn  # noqa: E402
 

@@ -12,7 +12,8 @@ from sqlscout.runner import Runner, RunnerConfig
 from sqlscout.scoring import REWARD_PRESETS
 from sqlscout.train.config import DataConfig
 from sqlscout.train.questions import load_questions
-from sqlscout.train.rollout import GoldCache, collect_groups
+from sqlscout.scoring.gold import GoldResults
+from sqlscout.train.rollout import collect_groups
 from sqlscout.train.telemetry import episode_summaries, rollout_metrics
 
 from conftest import SPIDER
@@ -32,7 +33,7 @@ def test_episodes_ended_by_a_backend_failure_are_dropped_not_scored_and_counted(
     backend = ScriptedBackend(reply, tokenizer=qwen3_5_tokenizer(), raise_on=fails)
     with Runner(backend, RunnerConfig(max_batch=1)) as runner:
         groups = collect_groups(runner, tasks, [0, 1], group_size=6, seed=5, reward=REWARD_PRESETS["sqale-dense"],
-                                scale_by_std=False, gold=GoldCache())  # fmt: skip
+                                scale_by_std=False, gold=GoldResults())  # fmt: skip
     for g in groups:  # only what the model ended is scored (and so trained)
         assert all(r.result.stop_reason is StopReason.SUBMITTED for r in g.rollouts)
     dropped = [r for g in groups for r in g.dropped]

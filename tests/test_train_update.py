@@ -246,7 +246,7 @@ def test_sampler_replica_follows_the_policy_after_an_update():
 
 def test_the_policy_takes_the_models_own_tokenizer_and_refuses_another(tmp_path):
     from sqlscout.backends.offline_tokenizers import qwen3_tokenizer
-    from sqlscout.backends.tiny_models import tiny_qwen3, tiny_qwen3_5
+    from tiny_models import tiny_qwen3, tiny_qwen3_5
     from sqlscout.errors import ConfigError
     from sqlscout.train.config import ModelConfig
     from sqlscout.train.model import build_policy
@@ -275,7 +275,7 @@ def _sampler(name: str, where) -> tuple[object, torch.nn.Module]:
     from transformers import AutoModelForCausalLM
 
     from sqlscout.backends.hf import HFBackend, HFConfig
-    from sqlscout.backends.tiny_models import tiny_qwen3, tiny_qwen3_5
+    from tiny_models import tiny_qwen3, tiny_qwen3_5
 
     model, tokenizer = (tiny_qwen3_5 if name == "hf-qwen3.5" else tiny_qwen3)(seed=0)
     if name.startswith("hf"):

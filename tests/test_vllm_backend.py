@@ -33,7 +33,7 @@ def _has_cuda() -> bool:
 
 @pytest.fixture(scope="module")
 def tiny_dir(tmp_path_factory) -> Path:
-    from sqlscout.backends.tiny_models import tiny_qwen3
+    from tiny_models import tiny_qwen3
 
     model, tokenizer = tiny_qwen3(seed=0, hidden_size=256)
     where = tmp_path_factory.mktemp("tiny-qwen3")

@@ -65,7 +65,8 @@ from sqlscout.train.model import build_policy, resolve_precision
 from sqlscout.train.optim import build_optimizer
 from sqlscout.train.processes import make_accelerator, replicas_agree
 from sqlscout.train.questions import length_keys, load_questions, split_held_out
-from sqlscout.train.rollout import GoldCache, Group, collect_groups
+from sqlscout.scoring.gold import GoldResults
+from sqlscout.train.rollout import Group, collect_groups
 from sqlscout.train.sampler import Sampler
 from sqlscout.train.telemetry import Telemetry, episode_records, episode_summaries, rollout_metrics
 from sqlscout.train.update import UpdateContext, UpdateStats, grpo_update
@@ -126,7 +127,7 @@ def train(
     # -- where episodes come from -------------------------------------------------
     sampler = Sampler(config.rollout, model, policy.tokenizer, accelerator, out, config.seed, backend=backend)
     runner = Runner(sampler.backend, config.rollout.runner_config(config.seed))
-    gold = GoldCache()
+    gold = GoldResults()
 
     # -- resume ---------------------------------------------------------------------
     start = 0
@@ -207,7 +208,7 @@ def train(
 
 
 def _experience(step: int, config: TrainConfig, pool: list[Task], curriculum: LengthCurriculum, runner: Runner,
-                gold: GoldCache, accelerator: Accelerator) -> tuple[list[Group], list[int]]:  # fmt: skip
+                gold: GoldResults, accelerator: Accelerator) -> tuple[list[Group], list[int]]:  # fmt: skip
     """Draw this step's questions, roll out and score their groups (this process's share).
 
     With ``equal_groups: resample``, groups with equal rewards are replaced by fresh

@@ -14,6 +14,7 @@ from typing import Any, Callable
 
 import torch
 
+from sqlscout.backends.hf import drop_quantization_config
 from sqlscout.errors import ConfigError
 from sqlscout.train.config import ModelConfig
 
@@ -65,11 +66,7 @@ def _build_model(config: ModelConfig, seed: int) -> torch.nn.Module:
         model = AutoModelForCausalLM.from_pretrained(config.name_or_path, **kwargs)
     except OSError as exc:
         raise ConfigError(f"model.name_or_path: cannot load {config.name_or_path!r} ({exc})") from None
-    # A model dequantised from GGUF keeps a quantization_config that blocks training and saving.
-    if getattr(model.config, "quantization_config", None) is not None:
-        del model.config.quantization_config
-        model.hf_quantizer = None
-        model.is_quantized = False
+    drop_quantization_config(model)  # a GGUF is dequantised on load; its config must not block training
     return model
 
 

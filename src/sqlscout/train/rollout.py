@@ -15,18 +15,17 @@ out of the update and counted in telemetry (``episodes/dropped``).
 from __future__ import annotations
 
 import dataclasses
-from collections import OrderedDict
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Sequence
 
 from sqlscout.runner import Rollout, Runner
-from sqlscout.scoring import ExecResult, RewardConfig, Scored, execute_for_scoring, group_rewards, score_sql
+from sqlscout.scoring import ExecResult, RewardConfig, Scored, group_rewards, score_sql
+from sqlscout.scoring.gold import GoldResults
 from sqlscout.env.task import Task
 from sqlscout.env.trace import EpisodeResult, StopReason
 from sqlscout.train.advantages import group_advantages, is_uniform
 
-__all__ = ["MODEL_STOPS", "Group", "GoldCache", "collect_groups", "gold_result", "model_ended"]
+__all__ = ["MODEL_STOPS", "Group", "collect_groups", "gold_result", "model_ended"]
 
 # The ways an episode ends that the model chose (it answered, or spent its rounds, its
 # failed queries or its budget). Anything else — a backend failure, or a stop reason
@@ -61,32 +60,10 @@ class Group:
         return len(self.rewards) < 2 or is_uniform(self.rewards)
 
 
-class GoldCache:
-    """Gold results by (database file, gold SQL), least recently used evicted first.
-
-    Used only through :func:`gold_result` (the project's one gold-result cache, in
-    ``scoring/``, replaces it there).
-    """
-
-    def __init__(self, size: int = 4096) -> None:
-        self.size = size
-        self._results: OrderedDict[tuple[Path, str], ExecResult] = OrderedDict()
-
-    def get(self, runner: Runner, task: Task) -> ExecResult:
-        key = (Path(task.db_path), task.gold_sql or "")
-        if key in self._results:
-            self._results.move_to_end(key)
-            return self._results[key]
-        result = execute_for_scoring(runner.database(task.db_path), task.gold_sql)
-        self._results[key] = result
-        if len(self._results) > self.size:
-            self._results.popitem(last=False)
-        return result
-
-
-def gold_result(gold: GoldCache, runner: Runner, task: Task) -> ExecResult:
-    """The result of ``task``'s gold query on its database, executed once per cache."""
-    return gold.get(runner, task)
+def gold_result(gold: GoldResults, runner: Runner, task: Task) -> ExecResult:
+    """The result of ``task``'s gold query on its database, from the project's one
+    gold-result cache: executed once, shared by every group that draws the question."""
+    return gold.get(runner.database(task.db_path), task.gold_sql or "")[0]
 
 
 def collect_groups(
@@ -98,7 +75,7 @@ def collect_groups(
     seed: int,
     reward: RewardConfig,
     scale_by_std: bool,
-    gold: GoldCache,
+    gold: GoldResults,
 ) -> list[Group]:
     """Roll out ``group_size`` episodes of every task, score them, and compute advantages.
 
