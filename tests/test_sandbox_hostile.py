@@ -113,3 +113,25 @@ def test_writes_are_refused_before_touching_a_missing_object(make_db) -> None:
     # submit_sql compiles with EXPLAIN, which the authorizer does not see for VACUUM.
     assert call_tool(db, "submit_sql", {"sql": "VACUUM"}).text.startswith("Error: Refused")
     assert call_tool(db, "submit_sql", {"sql": "EXPLAIN DELETE FROM t"}).text.startswith("Error: Refused")
+
+
+def test_a_refused_statement_never_earns_more_than_no_answer(hostile_copy: tuple[Path, str, str]) -> None:
+    # Issue 13: ';DELETE FROM Album' scored *parsable* (0.05), above a plain refusal; every
+    # statement the sandbox refuses now ranks with no answer at all, under every preset.
+    from sqlscout.scoring import REWARD_PRESETS, Outcome, reward, score_sql
+
+    path, table, column = hostile_copy
+    db = Database(path)
+    gold = f"SELECT COUNT(*) FROM {table}"
+    nothing = score_sql(db, "-- no answer", gold)
+    refused = 0
+    for case in CASES:
+        sql = case["sql"].replace("{t}", table).replace("{c}", column).replace("{dir}", str(path.parent))
+        scored = score_sql(db, sql, gold)
+        if not scored.pred.refused:
+            continue
+        refused += 1
+        assert scored.verdict.outcome is Outcome.INVALID, (sql, scored.verdict.outcome)
+        for preset in REWARD_PRESETS.values():
+            assert reward(scored, preset, pred_sql=sql, gold_sql=gold) <= reward(nothing, preset, pred_sql="", gold_sql=gold), sql
+    assert refused >= 40

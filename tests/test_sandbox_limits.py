@@ -233,8 +233,7 @@ def test_sqlscout_tool_says_what_to_do_with_a_wal_database_and_reads_it_immutabl
 
 def test_eval_records_a_huge_answer_as_an_outcome_and_resumes(chinook_copy: Path) -> None:
     from sqlscout.env.task import Task
-    from sqlscout.evaluation import EvalConfig, RunDir, policy_source, run_eval
-    from sqlscout.policy import ScriptedPolicy
+    from sqlscout.evaluation import EvalConfig, RunDir, run_eval, scripted_source
 
     answers = {"0": "SELECT zeroblob(9000000) FROM Track", "1": "SELECT zeroblob(900000) FROM Track"}
     tasks = [
@@ -242,13 +241,12 @@ def test_eval_records_a_huge_answer_as_an_outcome_and_resumes(chinook_copy: Path
         for key in answers
     ]
 
-    def submit(job):  # the model submits its huge query straight away
-        sql = answers[job.task.question_id]
-        return ScriptedPolicy(lambda episode, request: json.dumps({"tool": "submit_sql", "args": {"sql": sql}}))
+    def submit(job, turn):  # the model submits its huge query straight away
+        return json.dumps({"tool": "submit_sql", "args": {"sql": answers[job.task.question_id]}})
 
     settings = EvalConfig(benchmark="spider", model="scripted-huge", samples=1)
     run = chinook_copy.parent.parent / "run"
-    outcome = run_eval(tasks, settings, policy_source(submit), run)
+    outcome = run_eval(tasks, settings, scripted_source(submit), run)
     assert outcome.written == 2
     records = {r.key: r for r in RunDir(run).read_records()}
     assert records["0"].verdict.pred_error == "SQL error: string or blob too big"
@@ -256,7 +254,7 @@ def test_eval_records_a_huge_answer_as_an_outcome_and_resumes(chinook_copy: Path
         "SQL error: the result is larger than 100,000,000 bytes; select fewer rows or smaller values."
     )
     assert all(r.result.stop_reason.value == "submitted" and not r.verdict.official for r in records.values())
-    again = run_eval(tasks, settings, policy_source(submit), run, resume=True)
+    again = run_eval(tasks, settings, scripted_source(submit), run, resume=True)
     assert (again.resumed, again.written) == (2, 0)
 
 

@@ -24,7 +24,18 @@ class QueryTimeout(QueryError):
 
 
 class QueryRefused(QueryError):
-    """A statement was refused by the sandbox (a write, several statements, ...)."""
+    """A statement was refused by the sandbox (a write, several statements, ...).
+
+    Its message always starts with :data:`REFUSED`, so that a refusal stays recognisable
+    in a stored result's error text (scoring ranks it below every answer that could run).
+    """
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message if message.startswith(REFUSED) else f"{REFUSED} {message}")
+
+
+# How every refusal's message starts.
+REFUSED = "Refused:"
 
 
 class ToolArgumentError(SqlscoutError):

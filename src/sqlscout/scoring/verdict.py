@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from enum import Enum
 from typing import Any
 
-from sqlscout.errors import QueryError, QueryTimeout
+from sqlscout.errors import REFUSED, QueryError, QueryTimeout
 from sqlscout.env.sandbox import Database
 from sqlscout.scoring.compare import ComparisonTimeout, Row, Semantics, match_all, test_suite_match
 from sqlscout.scoring.parsing import parse_sqlite
@@ -53,6 +53,11 @@ class ExecResult:
     @property
     def ok(self) -> bool:
         return self.rows is not None
+
+    @property
+    def refused(self) -> bool:
+        """The sandbox refused the statement (a write, a state change, several statements)."""
+        return self.error is not None and self.error.startswith(REFUSED)
 
 
 def has_statement(sql: str | None) -> bool:
@@ -225,6 +230,10 @@ def score_sql(
         chosen = {Semantics.OFFICIAL: official, Semantics.STRICT: strict, Semantics.SPIDER: spider,
                   Semantics.TEST_SUITE: test_suite}[semantics]
         outcome = Outcome.EQUIVALENT if chosen else Outcome.EXECUTABLE
+    elif pred.refused:
+        # Not an answer the read-only database can run: a write or a state change ranks
+        # with no answer at all, never above it (a policy must not learn to try one).
+        outcome = Outcome.INVALID
     else:
         outcome = Outcome.PARSABLE if (parses(pred_sql) if parsable is None else parsable) else Outcome.INVALID
     verdict = Verdict(
