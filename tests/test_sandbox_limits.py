@@ -271,3 +271,44 @@ def test_a_forked_child_gets_a_working_deadline(chinook_copy: Path) -> None:
 
 def _run_in_child(path: str, sql: str) -> str:
     return call_tool(Database(path, SandboxConfig(timeout_s=0.3)), "run_query", {"sql": sql}).text
+
+
+def test_commands_open_a_wal_database_only_when_told_it_is_immutable(
+    wal_db: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 13 item 8: score, eval and ask refuse a WAL-mode file in one line that names
+    # --immutable, and with it read the file with nothing written beside it.
+    from typer.testing import CliRunner
+
+    import sqlscout.cli.ask as ask_cli
+    from sqlscout.backends.scripted import ScriptedBackend
+    from sqlscout.cli.main import app
+    from sqlscout.env.task import Task
+    from sqlscout.evaluation import EvalConfig, run_eval, scripted_source
+
+    before = _sha256(wal_db)
+    gold = "SELECT COUNT(*) FROM genre"
+    questions = tmp_path / "q.jsonl"
+    questions.write_text(json.dumps({"question_id": "0", "question": "How many genres?", "sql": gold, "db_path": str(wal_db)}) + "\n")
+    predictions = tmp_path / "p.jsonl"
+    predictions.write_text(json.dumps({"question_id": "0", "sql": gold}) + "\n")
+    score = ["score", str(predictions), "--benchmark", "jsonl", "--data", str(questions), "--no-cache", "--json"]
+    refused = CliRunner().invoke(app, score)
+    assert refused.exit_code != 0 and "--immutable" in refused.output and "Traceback" not in refused.output
+    scored = CliRunner().invoke(app, [*score, "--immutable"])
+    assert scored.exit_code == 0, scored.output
+    assert json.loads(scored.stdout)["total"]["accuracy"] == 1.0
+
+    submit = json.dumps({"tool": "submit_sql", "args": {"sql": gold}})
+    monkeypatch.setattr(ask_cli, "load_model", lambda *args, **kwargs: ScriptedBackend([submit]))
+    asked = CliRunner().invoke(app, ["ask", str(wal_db), "How many genres?"])
+    assert asked.exit_code == 2 and "--immutable" in asked.output
+    asked = CliRunner().invoke(app, ["ask", str(wal_db), "How many genres?", "--immutable"])
+    assert asked.exit_code == 0 and "3" in asked.output, asked.output
+
+    task = Task("0", "How many genres?", wal_db, gold_sql=gold)
+    settings = EvalConfig("jsonl", "scripted")
+    source = scripted_source(lambda job, turn: submit, settings.runner_config(sandbox=SandboxConfig(immutable=True)))
+    outcome = run_eval([task], settings, source, tmp_path / "run", sandbox=SandboxConfig(immutable=True))
+    assert outcome.records[0].verdict.official
+    assert _listing(wal_db.parent) == ["wal.sqlite"] and _sha256(wal_db) == before

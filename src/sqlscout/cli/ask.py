@@ -90,14 +90,16 @@ def ask(
     threads: Optional[int] = typer.Option(None, help="CPU threads for llama-cpp (default: half the cores)."),
     cache_dir: Optional[Path] = typer.Option(None, envvar="SQLSCOUT_CACHE_DIR", help="Model cache (default: $XDG_CACHE_HOME/sqlscout)."),
     api_key: Optional[str] = typer.Option(None, envvar="OPENAI_API_KEY", help="API key for an openai server."),
+    immutable: bool = typer.Option(False, "--immutable", help="The database does not change while read (read-only media, a WAL-mode copy): open it with SQLite's immutable=1."),
 ) -> None:
     """Answer one question about a SQLite database and watch the agent work, round by round."""
-    from sqlscout.env.sandbox import Database
+    from sqlscout.env.sandbox import Database, SandboxConfig
     from sqlscout.env.task import Task
     from sqlscout.runner import Runner, RunnerConfig, Turn
 
     try:
-        Database(db).close()  # a bad path fails here, before a model is loaded
+        sandbox = SandboxConfig(immutable=immutable)
+        Database(db, sandbox).close()  # a bad path fails here, before a model is loaded
         episode_config, sampling = _settings(model)
         changes: dict[str, Any] = {"schema": schema}
         if max_rounds:
@@ -109,7 +111,9 @@ def ask(
         episode_config = replace(episode_config, **changes)
         if temperature is not None:
             sampling = sampling.with_(temperature=temperature)
-        config = RunnerConfig(episode=episode_config, sampling=sampling, max_batch=1, tool_workers=1, seed=seed)
+        config = RunnerConfig(
+            episode=episode_config, sampling=sampling, max_batch=1, tool_workers=1, seed=seed, sandbox=sandbox
+        )
     except SqlscoutError as exc:
         fail(str(exc))
     loaded = load_model(model, backend, cache_dir, threads=threads, api_key=api_key)

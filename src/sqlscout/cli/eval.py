@@ -68,10 +68,12 @@ def eval_command(
     tool_workers: int = typer.Option(4, help="Threads running tool calls."),
     threads: Optional[int] = typer.Option(None, help="CPU threads for llama-cpp (default: all cores; 1 is faster on a busy machine)."),
     resume: bool = typer.Option(False, help="Continue the run in --out (same settings required)."),
+    immutable: bool = typer.Option(False, "--immutable", help="The databases do not change while read (read-only media, WAL-mode benchmark copies): open them with SQLite's immutable=1."),
 ) -> None:
     """Run a model on a benchmark; every episode streams to OUT/episodes.jsonl as it ends."""
     from dataclasses import replace
 
+    from sqlscout.env.sandbox import SandboxConfig
     from sqlscout.evaluation import EvalConfig
     from sqlscout.scoring.result_cache import ResultCache
     from sqlscout.evaluation.run import describe_environment, run_eval, runner_source, select_tasks
@@ -128,18 +130,24 @@ def eval_command(
             phrasing=phrasing, difficulty=difficulty, split=split, limit=limit, select=select, evidence=evidence,
             parameters=_parameters(loaded),
         )
-        runner_config = config.runner_config(max_batch=max_batch, tool_workers=tool_workers)
+        sandbox = SandboxConfig(immutable=immutable)
+        runner_config = config.runner_config(max_batch=max_batch, tool_workers=tool_workers, sandbox=sandbox)
     except SqlscoutError as exc:
         loaded.close()
         fail(str(exc))
-    environment = {**describe_environment(), "max_batch": max_batch, "tool_workers": tool_workers, "threads": threads}
+    environment = {
+        **describe_environment(), "max_batch": max_batch, "tool_workers": tool_workers, "threads": threads,
+        "immutable": immutable,
+    }
     describe = getattr(loaded, "describe", None)
     if callable(describe):
         environment["backend"] = describe()
     with loaded, Runner(loaded, runner_config) as runner:
         try:
             source = runner_source(runner, tasks, samples)
-            outcome = _run_with_progress(run_eval, tasks, config, source, out, resume, environment, ResultCache(cache_dir))
+            outcome = _run_with_progress(
+                run_eval, tasks, config, source, out, resume, environment, ResultCache(cache_dir), sandbox
+            )
         except SqlscoutError as exc:
             fail(str(exc))
         except KeyboardInterrupt:
@@ -148,7 +156,8 @@ def eval_command(
 
 
 def _run_with_progress(
-    run_eval: Any, tasks: list, config: Any, source: Any, out: Path, resume: bool, environment: dict, cache: Any
+    run_eval: Any, tasks: list, config: Any, source: Any, out: Path, resume: bool, environment: dict, cache: Any,
+    sandbox: Any,
 ) -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn, TimeRemainingColumn
 
@@ -171,7 +180,7 @@ def _run_with_progress(
 
         return run_eval(
             tasks, config, source, out, resume=resume, environment=environment, on_start=started, on_record=finished,
-            result_cache=cache,
+            result_cache=cache, sandbox=sandbox,
         )
 
 

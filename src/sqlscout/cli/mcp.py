@@ -21,6 +21,7 @@ def mcp(
     token: Optional[str] = shared.TOKEN,
     query_timeout: float = shared.QUERY_TIMEOUT,
     max_rows: int = shared.MAX_ROWS,
+    immutable: bool = shared.IMMUTABLE,
     request_timeout: float = shared.REQUEST_TIMEOUT,
     ask_timeout: float = shared.ASK_TIMEOUT,
     max_episodes: int = shared.MAX_EPISODES,
@@ -36,7 +37,7 @@ def mcp(
 
     sock = shared.listen_or_fail(host, port, token) if http else None
     tools, ask = shared.build_services(
-        databases, model=model, backend=backend, query_timeout=query_timeout, max_rows=max_rows,
+        databases, model=model, backend=backend, query_timeout=query_timeout, max_rows=max_rows, immutable=immutable,
         request_timeout=request_timeout, ask_timeout=ask_timeout, max_episodes=max_episodes,
         max_rounds=max_rounds, seed=seed, threads=threads, cache_dir=cache_dir, api_key=api_key,
     )  # fmt: skip

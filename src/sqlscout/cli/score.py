@@ -42,6 +42,7 @@ FLAGS = (
     Flag("cache_predictions", ("--cache-predictions",), None, False, off=("--no-cache-predictions",)),
     Flag("as_json", ("--json",), None, False),
     Flag("verdicts", ("--verdicts",), Path, None),
+    Flag("immutable", ("--immutable",), None, False),
 )
 ARGUMENTS = (("predictions", Path),)
 
@@ -70,6 +71,7 @@ def run(
     cache_predictions: bool = False,
     as_json: bool = False,
     verdicts: Optional[Path] = None,
+    immutable: bool = False,
 ) -> None:
     """The command itself, whichever path read its line."""
     from sqlscout.data.loader import LEVELS
@@ -90,7 +92,7 @@ def run(
         config = ScoreConfig(
             semantics=semantics, workers=workers, timeout_s=timeout,
             cache_dir=cache_dir if cache else None, cache_predictions=cache_predictions and cache,
-            timeout_rule=timeout_rule,
+            timeout_rule=timeout_rule, immutable=immutable,
         )
         if missing_db not in ("error", "skip"):
             fail(f"--missing-db takes error or skip, got '{missing_db}'")
@@ -321,6 +323,7 @@ def register(app: Any) -> None:
         cache_predictions: bool = typer.Option(False, help="Cache the predictions' results too (re-scoring the same file is then instant)."),
         as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
         verdicts: Optional[Path] = typer.Option(None, help="Also write one JSON line per prediction with its verdict."),
+        immutable: bool = typer.Option(False, "--immutable", help="The databases do not change while read (read-only media, WAL-mode benchmark copies): open them with SQLite's immutable=1."),
     ) -> None:
         """Score predictions by executing them and the gold queries; prints accuracy by difficulty."""
         run(**locals())

@@ -22,6 +22,7 @@ PORT = typer.Option(8000, help="Port to listen on (0: any free port).")
 TOKEN = typer.Option(None, envvar="SQLSCOUT_TOKEN", help="Bearer token clients must send (needed off loopback).")
 QUERY_TIMEOUT = typer.Option(5.0, help="Seconds one SQL statement may run (stopped inside SQLite).")
 MAX_ROWS = typer.Option(10_000, help="Most rows one statement may fetch.")
+IMMUTABLE = typer.Option(False, "--immutable", help="The databases do not change while served (read-only media, WAL-mode copies): open them with SQLite's immutable=1.")
 REQUEST_TIMEOUT = typer.Option(30.0, help="Seconds one tool or score request may take.")
 ASK_TIMEOUT = typer.Option(300.0, help="Seconds one ask episode may take.")
 MAX_EPISODES = typer.Option(8, help="Most ask episodes at once (more are refused as busy).")
@@ -50,6 +51,7 @@ def build_services(
     backend: Optional[str],
     query_timeout: float,
     max_rows: int,
+    immutable: bool = False,
     request_timeout: float,
     ask_timeout: float,
     max_episodes: int,
@@ -66,7 +68,7 @@ def build_services(
     from sqlscout.serve import AskService, Catalog, ServeConfig, ToolService
 
     try:
-        sandbox = SandboxConfig(timeout_s=query_timeout, max_rows=max_rows)
+        sandbox = SandboxConfig(timeout_s=query_timeout, max_rows=max_rows, immutable=immutable)
         config = ServeConfig(
             sandbox=sandbox, request_timeout_s=request_timeout, ask_timeout_s=ask_timeout, max_episodes=max_episodes
         )
@@ -125,6 +127,7 @@ def serve(
     token: Optional[str] = TOKEN,
     query_timeout: float = QUERY_TIMEOUT,
     max_rows: int = MAX_ROWS,
+    immutable: bool = IMMUTABLE,
     request_timeout: float = REQUEST_TIMEOUT,
     ask_timeout: float = ASK_TIMEOUT,
     max_episodes: int = MAX_EPISODES,
@@ -141,7 +144,7 @@ def serve(
 
     sock = listen_or_fail(host, port, token)
     tools, ask = build_services(
-        databases, model=model, backend=backend, query_timeout=query_timeout, max_rows=max_rows,
+        databases, model=model, backend=backend, query_timeout=query_timeout, max_rows=max_rows, immutable=immutable,
         request_timeout=request_timeout, ask_timeout=ask_timeout, max_episodes=max_episodes,
         max_rounds=max_rounds, seed=seed, threads=threads, cache_dir=cache_dir, api_key=api_key,
     )  # fmt: skip

@@ -81,6 +81,9 @@ class ScoreConfig:
         cache_dir: where query results are cached; None turns the cache off.
         cache_predictions: keep predicted queries' results too (by default only gold
             results are kept, so a second run still executes every prediction).
+        timeout_rule: ``query`` (each query its own deadline) or ``pair`` (BIRD's rule).
+        immutable: open the databases with SQLite's ``immutable=1`` (files that do not
+            change: read-only media, WAL-mode copies).
     """
 
     semantics: Semantics = Semantics.OFFICIAL
@@ -90,6 +93,7 @@ class ScoreConfig:
     cache_dir: Path | None = None
     cache_predictions: bool = False
     timeout_rule: str = "query"  # "pair": BIRD's, one timeout for prediction and gold together
+    immutable: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "semantics", Semantics(self.semantics))
@@ -361,7 +365,9 @@ class _DatabaseScorer:
     """Scores questions on one database: opened once, its gold results remembered."""
 
     def __init__(self, path: str, bundle: ResultBundle | None, config: ScoreConfig, unparsed: _Unparsed) -> None:
-        self.db = Database(path, SandboxConfig(timeout_s=config.timeout_s, max_rows=config.max_rows))
+        self.db = Database(
+            path, SandboxConfig(timeout_s=config.timeout_s, max_rows=config.max_rows, immutable=config.immutable)
+        )
         # One read transaction for all its questions: every query sees the same bytes,
         # and SQLite locks the file once, not per query (on Spider, half a query's cost).
         self._snapshot = self.db.snapshot()

@@ -25,6 +25,7 @@ from sqlscout.backends.base import SamplingParams
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.errors import ConfigError
 from sqlscout.env.prompts import PROMPT_VERSION, SchemaMode
+from sqlscout.env.sandbox import SandboxConfig
 from sqlscout.runner import RunMode, RunnerConfig
 
 __all__ = ["EvalConfig", "config_mismatch"]
@@ -94,11 +95,15 @@ class EvalConfig:
         if self.parameters is not None and self.parameters < 1:
             raise ConfigError(f"parameters must be a positive count, got {self.parameters}")
 
-    def runner_config(self, *, max_batch: int = 64, tool_workers: int = 8) -> RunnerConfig:
+    def runner_config(
+        self, *, max_batch: int = 64, tool_workers: int = 8, sandbox: SandboxConfig | None = None
+    ) -> RunnerConfig:
         """The runner's settings for this run: its mode, episode, sampling and seed, plus
-        how many episodes run at once (which changes speed, not results, so it is not
-        part of the run's identity and may differ between sessions of one run)."""
+        how many episodes run at once and how databases are opened (which change speed
+        or access, not results, so they are not part of the run's identity and may
+        differ between sessions of one run)."""
         return RunnerConfig(
+            sandbox=sandbox or SandboxConfig(),
             episode=self.episode,
             sampling=self.sampling,
             max_batch=max_batch,

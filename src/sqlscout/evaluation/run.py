@@ -35,7 +35,7 @@ from sqlscout.evaluation.record import EpisodeRecord, ResultPreview, task_key
 from sqlscout.scoring.result_cache import ResultCache
 from sqlscout.evaluation.sources import EpisodeSource, Job, runner_source, scripted_source
 from sqlscout.evaluation.store import RunDir
-from sqlscout.env.sandbox import Database
+from sqlscout.env.sandbox import Database, SandboxConfig
 from sqlscout.scoring import ExecResult, Verdict, execute_for_scoring, score_sql
 from sqlscout.scoring.gold import GoldResults
 from sqlscout.env.task import Task
@@ -156,14 +156,15 @@ class GoldScorer:
     ``sqlscout score`` uses), so a later run on the same benchmark never runs a gold
     query again."""
 
-    def __init__(self, cache: ResultCache | None = None) -> None:
+    def __init__(self, cache: ResultCache | None = None, sandbox: SandboxConfig | None = None) -> None:
         self.cache = cache
+        self.sandbox = sandbox
         self._dbs: dict[Path, Database] = {}
         self._golds = GoldResults.over_cache(cache, write_through=True) if cache is not None else GoldResults()
 
     def database(self, path: Path) -> Database:
         if path not in self._dbs:
-            self._dbs[path] = Database(path)
+            self._dbs[path] = Database(path, self.sandbox)
         return self._dbs[path]
 
     def gold(self, path: Path, sql: str) -> ExecResult:
@@ -223,6 +224,7 @@ def run_eval(
     on_record: Callable[[EpisodeRecord, Progress], None] | None = None,
     max_backend_errors: int = 32,
     result_cache: ResultCache | None = None,
+    sandbox: SandboxConfig | None = None,
 ) -> RunOutcome:
     """Run (or continue) an evaluation and stream every scored episode to ``out``.
 
@@ -232,13 +234,14 @@ def run_eval(
     differences). ``environment`` is this invocation's provenance (default:
     :func:`describe_environment`). After ``max_backend_errors`` backend failures in a
     row the run stops with :class:`BackendError` (what ran is kept). ``result_cache``
-    keeps gold results on disk between runs.
+    keeps gold results on disk between runs; ``sandbox`` is how scoring opens the
+    databases (as the runner does).
     """
     run = out if isinstance(out, RunDir) else RunDir(out)
     jobs = plan_jobs(tasks, config.samples)
     # Lock the directory before reading or writing anything in it: one writer per run.
     writer = run.open_for_append()
-    scorer = GoldScorer(result_cache)
+    scorer = GoldScorer(result_cache, sandbox)
     try:
         session = _prepare(run, config.to_dict(), tasks_identity(tasks), environment or describe_environment(), resume)
         kept = {r.identity: r for r in run.iter_records() if r.result.stop_reason is not StopReason.BACKEND_ERROR}
