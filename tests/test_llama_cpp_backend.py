@@ -1,4 +1,5 @@
-"""The llama-cpp backend with the embedded default model (Qwen2.5-Coder-0.5B GGUF).
+"""The opt-in llama-cpp-python backend (``.[llama]``) with the embedded default model
+(Qwen2.5-Coder-0.5B GGUF); skipped where llama-cpp-python is not installed.
 
 Short generations only: these run in CI on two cores.
 """
@@ -7,8 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
+
+pytest.importorskip("llama_cpp", reason="llama-cpp-python is the opt-in [llama] extra and is not installed")
+np = pytest.importorskip("numpy")
 
 from sqlscout.backends.base import GenerationRequest, SamplingParams
 from sqlscout.backends.llama_cpp import LlamaCppBackend, LlamaCppConfig, sample_token

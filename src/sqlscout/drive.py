@@ -54,6 +54,9 @@ def drive_episode(
             finish_reason=generation.finish_reason,
             model_time_s=generation.elapsed_s,
         )
+        episode.rounds[-1].set_model_time(
+            generation.prompt_evaluated, generation.prompt_reused, generation.prefill_s, generation.decode_s
+        )
         if ids is not None and generation.token_ids:
             ids = ids + generation.token_ids
             for segment in episode.segments[consumed + 1 :]:
@@ -63,4 +66,4 @@ def drive_episode(
         consumed = len(episode.segments)
         if on_turn is not None:
             on_turn(episode, generation, observation)
-    return episode.result()
+    return episode.result().tally()
