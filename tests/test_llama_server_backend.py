@@ -1,5 +1,7 @@
-"""The default GGUF backend (llama.cpp's server in process, xllamacpp) with the embedded
-default model (Qwen2.5-Coder-0.5B GGUF).
+"""The GGUF backends with the embedded default model (Qwen2.5-Coder-0.5B GGUF): the
+default one (llama.cpp's server in process, xllamacpp) here, and the contract both it
+and the opt-in llama-cpp-python backend keep (the ``gguf_backend`` tests; the second
+skips where llama-cpp-python is not installed).
 
 Short generations only: these run in CI on two cores.
 """
@@ -8,6 +10,7 @@ from __future__ import annotations
 
 import socket
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlparse
 
 import pytest
@@ -30,17 +33,23 @@ from sqlscout.runner import Runner, RunnerConfig  # noqa: E402
 GREEDY = SamplingParams(temperature=0.0, max_tokens=24, stop=("<|im_end|>", "<|endoftext|>"))
 
 
-def _prompt(backend: LlamaServerBackend, question: str, system: str | None = None) -> str:
+@pytest.fixture(params=["server_backend", "llama_backend"])
+def gguf_backend(request: pytest.FixtureRequest) -> Any:
+    """Each GGUF backend in turn: the default one, then llama-cpp-python where installed."""
+    return request.getfixturevalue(request.param)
+
+
+def _prompt(backend: Any, question: str, system: str | None = None) -> str:
     messages = [{"role": "system", "content": system}] if system else []
     return backend.chat.render([*messages, {"role": "user", "content": question}])
 
 
-def test_chat_format_comes_from_the_gguf_template(server_backend: LlamaServerBackend) -> None:
-    assert "{%" in server_backend.metadata["tokenizer.chat_template"]
+def test_chat_format_comes_from_the_gguf_template(gguf_backend: Any) -> None:
+    assert "{%" in gguf_backend.metadata["tokenizer.chat_template"]
     messages = initial_messages("How many albums?")
-    assert server_backend.chat.render(messages) == ChatML().render(messages)
-    assert server_backend.chat.end_of_turn == "<|im_end|>"
-    assert server_backend.parameters is not None and 400e6 < server_backend.parameters < 700e6
+    assert gguf_backend.chat.render(messages) == ChatML().render(messages)
+    assert gguf_backend.chat.end_of_turn == "<|im_end|>"
+    assert gguf_backend.parameters is not None and 400e6 < gguf_backend.parameters < 700e6
 
 
 def test_special_token_text_is_one_token(server_backend: LlamaServerBackend) -> None:
@@ -49,18 +58,16 @@ def test_special_token_text_is_one_token(server_backend: LlamaServerBackend) -> 
     assert server_backend.counter.count("SELECT<|im_end|>") == 2 and server_backend.counter.count("") == 0
 
 
-def test_generation_text_ids_and_logprobs_agree(server_backend: LlamaServerBackend) -> None:
-    prompt = _prompt(server_backend, "Reply with the single word: yes")
-    g = server_backend.generate([GenerationRequest(GREEDY, prompt=prompt)])[0]
+def test_generation_text_ids_and_logprobs_agree(gguf_backend: Any) -> None:
+    prompt = _prompt(gguf_backend, "Reply with the single word: yes")
+    g = gguf_backend.generate([GenerationRequest(GREEDY, prompt=prompt)])[0]
     assert g.finish_reason in ("stop", "length") and g.error is None
-    assert server_backend.detokenize(g.token_ids) == g.text
+    assert gguf_backend.detokenize(g.token_ids) == g.text
     assert g.logprobs is not None and len(g.logprobs) == len(g.token_ids)
     assert all(lp <= 0.0 for lp in g.logprobs)
     if g.finish_reason == "stop":  # the end-of-turn marker is part of the text when emitted
         assert g.text.endswith("<|im_end|>")
-    assert g.prompt_tokens == server_backend.counter.count(prompt) == len(server_backend.tokenize(prompt))
-    assert g.prompt_evaluated + g.prompt_reused == g.prompt_tokens
-    assert g.prefill_s > 0 and g.decode_s > 0 and g.elapsed_s >= g.prefill_s
+    assert g.prompt_tokens == gguf_backend.counter.count(prompt) == len(gguf_backend.tokenize(prompt))
 
 
 def test_sampled_logprobs_are_of_the_distribution_drawn_from(server_backend: LlamaServerBackend) -> None:
@@ -73,13 +80,13 @@ def test_sampled_logprobs_are_of_the_distribution_drawn_from(server_backend: Lla
     assert again.token_ids == g.token_ids
 
 
-def test_max_tokens_and_stop_strings(server_backend: LlamaServerBackend) -> None:
-    prompt = _prompt(server_backend, "Count from 1 to 50, separated by spaces.")
-    cut = server_backend.generate([GenerationRequest(GREEDY.with_(max_tokens=5), prompt=prompt)])[0]
+def test_max_tokens_and_stop_strings(gguf_backend: Any) -> None:
+    prompt = _prompt(gguf_backend, "Count from 1 to 50, separated by spaces.")
+    cut = gguf_backend.generate([GenerationRequest(GREEDY.with_(max_tokens=5), prompt=prompt)])[0]
     assert cut.finish_reason == "length" and len(cut.token_ids) == 5
-    stopped = server_backend.generate([GenerationRequest(GREEDY.with_(max_tokens=60, stop=(" 3",)), prompt=prompt)])[0]
-    assert stopped.finish_reason == "stop" and stopped.text.endswith(" 3") and " 9" not in stopped.text
-    assert server_backend.detokenize(stopped.token_ids) == stopped.text
+    stopped = gguf_backend.generate([GenerationRequest(GREEDY.with_(max_tokens=60, stop=(" 3",)), prompt=prompt)])[0]
+    assert stopped.finish_reason == "stop" and " 3" in stopped.text and " 9" not in stopped.text
+    assert gguf_backend.detokenize(stopped.token_ids) == stopped.text
 
 
 def test_a_growing_prompt_reuses_its_cached_prefix(server_backend: LlamaServerBackend) -> None:
@@ -88,6 +95,8 @@ def test_a_growing_prompt_reuses_its_cached_prefix(server_backend: LlamaServerBa
     glue = server_backend.tokenize(("" if first.text.endswith("<|im_end|>") else "<|im_end|>") + ChatML().next_turn("Another one."))
     longer = prompt_ids + first.token_ids + glue
     second = server_backend.generate([GenerationRequest(GREEDY, prompt_ids=longer)])[0]
+    assert first.prompt_evaluated + first.prompt_reused == first.prompt_tokens
+    assert second.prefill_s > 0 and second.decode_s > 0 and second.elapsed_s >= second.prefill_s
     # Everything but the last sampled token (never fed back) came from the cache.
     assert second.prompt_reused >= len(prompt_ids) + len(first.token_ids) - 1
     assert second.prompt_evaluated == len(longer) - second.prompt_reused
@@ -126,11 +135,11 @@ def test_samples_of_one_prompt_share_it(server_backend: LlamaServerBackend) -> N
     assert sum(g.prompt_evaluated for g in group) <= 3 * 2  # the prompt itself was evaluated once, shared
 
 
-def test_batched_requests_agree_with_one_by_one_under_greedy(server_backend: LlamaServerBackend) -> None:
-    prompts = [_prompt(server_backend, q) for q in ("What is 2+2? Answer with a number.", "Spell 'cat' backwards.")]
+def test_batched_requests_agree_with_one_by_one_under_greedy(gguf_backend: Any) -> None:
+    prompts = [_prompt(gguf_backend, q) for q in ("What is 2+2? Answer with a number.", "Spell 'cat' backwards.")]
     params = GREEDY.with_(max_tokens=6)
-    together = server_backend.generate([GenerationRequest(params, prompt=p) for p in prompts])
-    alone = [server_backend.generate([GenerationRequest(params, prompt=p)])[0] for p in prompts]
+    together = gguf_backend.generate([GenerationRequest(params, prompt=p) for p in prompts])
+    alone = [gguf_backend.generate([GenerationRequest(params, prompt=p)])[0] for p in prompts]
     assert all(g.finish_reason in ("stop", "length") and g.error is None for g in together)
     # Batch composition changes llama.cpp's float sums slightly; greedy picks agree at the start.
     assert [g.token_ids[:2] for g in together] == [g.token_ids[:2] for g in alone]
@@ -142,8 +151,8 @@ def test_more_requests_than_slots(server_backend: LlamaServerBackend) -> None:
     assert len(out) == 6 and all(g.error is None and len(g.token_ids) >= 1 for g in out)
 
 
-def test_a_prompt_longer_than_the_context_is_an_error_result(server_backend: LlamaServerBackend) -> None:
-    g = server_backend.generate([GenerationRequest(GREEDY, prompt_ids=[198] * 9000)])[0]
+def test_a_prompt_longer_than_the_context_is_an_error_result(gguf_backend: Any) -> None:
+    g = gguf_backend.generate([GenerationRequest(GREEDY, prompt_ids=[198] * 9000)])[0]
     assert g.finish_reason == "error" and "context holds 8192" in (g.error or "")
 
 
@@ -179,7 +188,7 @@ def test_common_prefix() -> None:
     assert common_prefix(long, long[:3001] + [-1]) == 3001
 
 
-def test_runner_episodes_on_chinook_with_an_exact_budget(server_backend: LlamaServerBackend, chinook_path: Path) -> None:
+def test_runner_episodes_on_chinook_with_an_exact_budget(gguf_backend: Any, chinook_path: Path) -> None:
     tasks = [
         Task("albums", "How many albums are there?", chinook_path, gold_sql="SELECT COUNT(*) FROM Album"),
         Task("genres", "How many genres are there?", chinook_path, gold_sql="SELECT COUNT(*) FROM Genre"),
@@ -189,7 +198,7 @@ def test_runner_episodes_on_chinook_with_an_exact_budget(server_backend: LlamaSe
         sampling=SamplingParams(temperature=0.0),
         max_batch=2,
     )
-    with Runner(server_backend, config) as runner:
+    with Runner(gguf_backend, config) as runner:
         rollouts = sorted(runner.run(tasks), key=lambda r: r.index)
     assert [r.index for r in rollouts] == [0, 1]
     for rollout in rollouts:
@@ -198,26 +207,38 @@ def test_runner_episodes_on_chinook_with_an_exact_budget(server_backend: LlamaSe
         assert 1 <= len(result.rounds) <= 3
         # The budget is counted in the model's own tokens: it equals the transcript's ids.
         assert result.total_tokens == len(rollout.token_ids)
-        assert rollout.token_ids[: result.prompt_tokens] == server_backend.tokenize(server_backend.chat.render(result.messages))
-        # Where the time went, per round and per episode, and it survives a round trip.
-        assert all(r.prefill_s > 0 and r.decode_s > 0 for r in result.rounds)
-        assert result.prompt_evaluated == sum(r.prompt_evaluated for r in result.rounds) > 0
-        assert result.prompt_reused == sum(r.prompt_reused for r in result.rounds)
-        assert result.decode_s == pytest.approx(sum(r.decode_s for r in result.rounds))
-        assert EpisodeResult.from_dict(result.to_dict()) == result
-    # The two episodes share the system prompt: their first turns read it from the cache.
-    assert all(r.result.rounds[0].prompt_reused > 0 for r in rollouts)
+        assert rollout.token_ids[: result.prompt_tokens] == gguf_backend.tokenize(gguf_backend.chat.render(result.messages))
 
 
-def test_a_reply_cut_by_the_budget_is_a_recorded_outcome(server_backend: LlamaServerBackend, chinook_path: Path) -> None:
+def test_a_reply_cut_by_the_budget_is_a_recorded_outcome(gguf_backend: Any, chinook_path: Path) -> None:
     task = Task("cut", "List every table and describe each one in detail.", chinook_path)
     db = Database(chinook_path)
-    probe = Episode(task, db, EpisodeConfig(), chat=server_backend.chat, counter=server_backend.counter)
+    probe = Episode(task, db, EpisodeConfig(), chat=gguf_backend.chat, counter=gguf_backend.counter)
     budget = probe.tokens_used + 8  # the first turn may write 8 tokens, and then nothing fits
     config = EpisodeConfig(token_budget=budget, final_turn_reserve=4)
-    episode = Episode(task, db, config, chat=server_backend.chat, counter=server_backend.counter)
-    result = drive_episode(episode, server_backend, SamplingParams(temperature=0.0))
+    episode = Episode(task, db, config, chat=gguf_backend.chat, counter=gguf_backend.counter)
+    result = drive_episode(episode, gguf_backend, SamplingParams(temperature=0.0))
     assert result.rounds[0].finish_reason == "length" and result.rounds[0].completion_tokens == 8
     assert result.stop_reason is StopReason.BUDGET_EXHAUSTED
     assert result.total_tokens <= budget
-    assert result.rounds[0].prompt_evaluated + result.rounds[0].prompt_reused == result.prompt_tokens
+
+
+def test_runner_and_drive_record_where_the_time_went(server_backend: LlamaServerBackend, chinook_path: Path) -> None:
+    tasks = [Task(name, f"How many {name} are there?", chinook_path) for name in ("albums", "genres", "artists")]
+    episode = EpisodeConfig(max_rounds=1, max_turn_tokens=12, token_budget=4096)
+    config = RunnerConfig(episode=episode, sampling=SamplingParams(temperature=0.0), max_batch=3)
+    with Runner(server_backend, config) as runner:
+        results = [r.result for r in runner.run(tasks)]
+    alone = Episode(tasks[0], Database(chinook_path), episode, chat=server_backend.chat, counter=server_backend.counter)
+    results.append(drive_episode(alone, server_backend, SamplingParams(temperature=0.0)))
+    for result in results:  # per round and per episode, and it survives a round trip
+        assert all(r.prefill_s > 0 and r.decode_s > 0 for r in result.rounds)
+        assert result.prompt_evaluated == sum(r.prompt_evaluated for r in result.rounds) > 0
+        assert result.prompt_reused == sum(r.prompt_reused for r in result.rounds)
+        assert result.prefill_s == pytest.approx(sum(r.prefill_s for r in result.rounds))
+        assert result.decode_s == pytest.approx(sum(r.decode_s for r in result.rounds))
+        first = result.rounds[0]
+        assert first.prompt_evaluated + first.prompt_reused == result.prompt_tokens
+        assert EpisodeResult.from_dict(result.to_dict()) == result
+    # The episodes share the system prompt: their first turns read it from the cache.
+    assert all(r.rounds[0].prompt_reused > 0 for r in results)

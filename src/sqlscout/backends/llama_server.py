@@ -334,7 +334,7 @@ class LlamaServerBackend(Backend):
             "cache_prompt": True,
             "n_predict": min(params.max_tokens, left),
             "temperature": params.temperature,
-            "top_k": params.top_k if params.top_k > 0 else 0,
+            "top_k": max(0, params.top_k),
             "top_p": params.top_p,
             "min_p": 0.0,
             "repeat_penalty": 1.0,
@@ -408,8 +408,15 @@ class LlamaServerBackend(Backend):
             n = min(n, len(ids) - 1)  # a request evaluates at least its last token
             if n >= _MIN_SHARED and n >= self._cached(ids, slot) + _MIN_SHARED:
                 wanted.setdefault(tuple(ids[:n]), slot)
-        for prefix in sorted(wanted, key=len):  # shorter first: a longer one restores it and goes on
-            self._save_prefix(list(prefix), wanted[prefix])
+        built: list[list[int]] = []
+        for key in sorted(wanted, key=len):  # shorter first: a longer one restores it and goes on
+            prefix = list(key)
+            # "How many albums…" and "How many tracks…" share a few words past the system
+            # prompt: not worth a state of their own
+            if any(common_prefix(b, prefix) + _MIN_SHARED > len(prefix) for b in built):
+                continue
+            self._save_prefix(prefix, wanted[key])
+            built.append(prefix)
 
     def _save_prefix(self, prefix: list[int], slot: _Slot) -> None:
         self._restore_best(slot, prefix)
