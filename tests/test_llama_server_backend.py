@@ -127,6 +127,19 @@ def test_a_prefix_shared_by_new_requests_is_evaluated_once(server_backend: Llama
     assert 0 < server_backend.stats.hit_rate < 1 and "prompt cache:" in server_backend.stats.summary()
 
 
+def test_a_prefix_a_slot_already_holds_is_copied_not_evaluated(server_backend: LlamaServerBackend) -> None:
+    system = "You answer questions about the Spider concert_singer database, in SQLite SQL. " * 10
+    first = server_backend.tokenize(_prompt(server_backend, "Say one.", system))
+    server_backend.generate([GenerationRequest(GREEDY.with_(max_tokens=2), prompt_ids=first)])
+    prompts = [server_backend.tokenize(_prompt(server_backend, q, system)) for q in ("Say two.", "Say three.", "Say four.")]
+    shared = common_prefix(prompts[0], prompts[1])
+    before = server_backend.stats.shared_prefixes, server_backend.stats.restores
+    out = server_backend.generate([GenerationRequest(GREEDY.with_(max_tokens=2), prompt_ids=p) for p in prompts])
+    assert server_backend.stats.shared_prefixes == before[0]  # nothing evaluated for the group
+    assert server_backend.stats.restores >= before[1] + 2
+    assert all(g.prompt_reused >= shared and g.error is None for g in out)
+
+
 def test_samples_of_one_prompt_share_it(server_backend: LlamaServerBackend) -> None:
     prompt = server_backend.tokenize(_prompt(server_backend, "Pick a random colour and name it, in a full sentence please."))
     params = SamplingParams(max_tokens=3, stop=("<|im_end|>",))

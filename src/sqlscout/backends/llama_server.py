@@ -395,9 +395,10 @@ class LlamaServerBackend(Backend):
         return max([common_prefix(slot.ids, ids)] + [common_prefix(s.ids, ids) for s in self._saved])
 
     def _share_prefixes(self, prompts: list[list[int]], slots: list[_Slot]) -> None:
-        """Evaluate once, and save, each prefix that several prompts share and that neither
-        their slots nor a saved state hold yet; it is built in the slot of the first prompt
-        that starts with it."""
+        """Make each prefix that several prompts share, and that neither their slots nor a
+        saved state hold yet, available to restore: saved from a slot that already holds
+        it (an episode in flight on the same database), else evaluated once in the slot of
+        the first prompt that starts with it and saved."""
         order = sorted(range(len(prompts)), key=lambda i: prompts[i])
         shared = [0] * len(prompts)
         for a, b in zip(order, order[1:]):  # in sorted order the longest match is a neighbour
@@ -408,29 +409,36 @@ class LlamaServerBackend(Backend):
             n = min(n, len(ids) - 1)  # a request evaluates at least its last token
             if n >= _MIN_SHARED and n >= self._cached(ids, slot) + _MIN_SHARED:
                 wanted.setdefault(tuple(ids[:n]), slot)
-        built: list[list[int]] = []
         for key in sorted(wanted, key=len):  # shorter first: a longer one restores it and goes on
             prefix = list(key)
             # "How many albums…" and "How many tracks…" share a few words past the system
             # prompt: not worth a state of their own
-            if any(common_prefix(b, prefix) + _MIN_SHARED > len(prefix) for b in built):
+            if max((common_prefix(s.ids, prefix) for s in self._saved), default=0) + _MIN_SHARED > len(prefix):
                 continue
-            self._save_prefix(prefix, wanted[key])
-            built.append(prefix)
+            donor = max(self._slots, key=lambda s: common_prefix(s.ids, prefix))
+            if common_prefix(donor.ids, prefix) + _MIN_SHARED > len(prefix):
+                self._save_slot(donor, list(donor.ids))
+            else:
+                self._build_prefix(prefix, wanted[key])
 
-    def _save_prefix(self, prefix: list[int], slot: _Slot) -> None:
+    def _build_prefix(self, prefix: list[int], slot: _Slot) -> None:
         self._restore_best(slot, prefix)
         body = {"prompt": prefix, "id_slot": slot.index, "cache_prompt": True, "n_predict": 0}
         timings = self._post("/completion", body).get("timings") or {}
         slot.ids = list(prefix)
-        self._clock += 1
-        filename = f"prefix-{self._clock}.bin"
-        self._post(f"/slots/{slot.index}?action=save", {"filename": filename})
         with self._lock:
             self.stats.shared_prefixes += 1
             self.stats.shared_evaluated += int(timings.get("prompt_n", 0))
             self.stats.shared_prefill_s += float(timings.get("prompt_ms", 0.0)) / 1000
-            self._saved.append(_Saved(prefix, filename, self._clock))
+        self._save_slot(slot, prefix)
+
+    def _save_slot(self, slot: _Slot, ids: list[int]) -> None:
+        """Save what ``slot`` holds (``ids``) to a file that any slot can restore."""
+        self._clock += 1
+        filename = f"state-{self._clock}.bin"
+        self._post(f"/slots/{slot.index}?action=save", {"filename": filename})
+        with self._lock:
+            self._saved.append(_Saved(ids, filename, self._clock))
             while len(self._saved) > 2 * self.config.slots:  # keep the recently used ones
                 oldest = min(self._saved, key=lambda s: s.last_used)
                 self._saved.remove(oldest)
