@@ -18,17 +18,15 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
 		|| echo "note: could not install chromium; the report's browser tests will be skipped"
 
-# llama-cpp-python has no prebuilt CPU wheel on PyPI: the first install compiles it
-# (~7 CPU-minutes, 20 min wall measured on a busy 2-core machine; pip caches the wheel after that). LLAVA_BUILD=OFF skips
-# the multimodal library, which sqlscout does not use.
-export CMAKE_ARGS ?= -DLLAVA_BUILD=OFF
-
+# Nothing here compiles: llama.cpp comes as a prebuilt wheel (xllamacpp, the `gguf` extra).
+# llama-cpp-python, which compiles for ~20 minutes, is an opt-in extra (`.[llama]`) that
+# neither target installs.
 test: venv chromium
-	@echo "installing test dependencies (a first install compiles llama-cpp-python: up to ~20 min)"
+	@echo "installing test dependencies"
 	$(BIN)/pip install -q -e '.[dev]'
 	$(BIN)/python -m pytest
 
 demo: venv
-	@echo "installing sqlscout (a first install compiles llama-cpp-python: up to ~20 min)"
-	$(BIN)/pip install -q -e '.[llama]'
+	@echo "installing sqlscout with its llama.cpp runtime"
+	$(BIN)/pip install -q -e '.[gguf]'
 	$(BIN)/sqlscout demo

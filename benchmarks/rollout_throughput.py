@@ -9,12 +9,17 @@ the work is the same), and the ratio.
 
     python benchmarks/rollout_throughput.py --backend hf                 # tiny random Qwen3.5
     python benchmarks/rollout_throughput.py --backend hf --model tiny-qwen3
-    python benchmarks/rollout_throughput.py --backend llama-cpp --model ~/.cache/sqlscout/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
+    python benchmarks/rollout_throughput.py --backend llama-cpp --model qwen2.5-coder-0.5b --threads 2
+    python benchmarks/rollout_throughput.py --backend llama-cpp-python --model ~/.cache/sqlscout/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
+
+Each of the two runs gets a freshly loaded backend, so neither finds the other's
+prompts in the cache; the llama-cpp backend's prompt-cache figures are printed too.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from pathlib import Path
@@ -89,16 +94,23 @@ def build_backend(args: argparse.Namespace) -> Backend:
             return HFBackend(model.to("cpu" if args.device == "cpu" else "cuda"), tokenizer, config)
         return load_hf(args.model, config)
     if args.backend == "llama-cpp":
+        from sqlscout.models import default_cache_dir, load_backend
+
+        slots = min(64, args.episodes)
+        options = {"slots": slots, "n_ctx": slots * 8192, "n_threads": args.threads}
+        return load_backend(args.model, "llama-cpp", cache_dir=default_cache_dir(os.environ), **options)
+    if args.backend == "llama-cpp-python":
         from sqlscout.backends.llama_cpp import LlamaCppBackend, LlamaCppConfig
 
-        return LlamaCppBackend(Path(args.model).expanduser(), LlamaCppConfig(slots=min(64, args.episodes)))
+        return LlamaCppBackend(Path(args.model).expanduser(), LlamaCppConfig(slots=min(64, args.episodes), n_threads=args.threads))
     raise SystemExit(f"unknown backend {args.backend}")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--backend", choices=["hf", "llama-cpp"], default="hf")
-    parser.add_argument("--model", default="tiny-qwen3.5", help="tiny-qwen3.5, tiny-qwen3, a directory or a .gguf file")
+    parser.add_argument("--backend", choices=["hf", "llama-cpp", "llama-cpp-python"], default="hf")
+    parser.add_argument("--model", default="tiny-qwen3.5", help="tiny-qwen3.5, tiny-qwen3, a directory, a .gguf file or a GGUF preset")
+    parser.add_argument("--threads", type=int, default=None, help="llama.cpp CPU threads (default: the idle cores)")
     parser.add_argument("--episodes", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=2, help="tool rounds per episode")
     parser.add_argument("--turn-tokens", type=int, default=32, help="max tokens per model turn")
@@ -106,7 +118,6 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--device", default="cpu", help="hf only: cpu or cuda")
     args = parser.parse_args(argv)
 
-    backend = build_backend(args)
     config = RunnerConfig(
         episode=EpisodeConfig(max_rounds=args.rounds, max_turn_tokens=args.turn_tokens, token_budget=8192),
         sampling=SamplingParams(temperature=0.6, top_p=0.95, top_k=20),
@@ -114,15 +125,25 @@ def main(argv: list[str] | None = None) -> None:
         seed=0,
     )
     work = tasks(args.episodes, args.data)
-    runner_loop(backend, work[:2], config)  # warm-up: first-call costs are nobody's
-    ref_s, ref_tokens = reference_loop(backend, work, config)
-    run_s, run_tokens = runner_loop(backend, work, config)
+    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    timings = {}
+    for name, loop in (("one at a time", reference_loop), ("runner", runner_loop)):
+        backend = build_backend(args)  # a fresh cache for each
+        runner_loop(backend, work[:1], config)  # warm-up: first-call costs are nobody's
+        stats = getattr(backend, "stats", None)
+        before = (stats.prompt_tokens, stats.reused_tokens, stats.evaluated_tokens) if hasattr(stats, "hit_rate") else None
+        timings[name] = loop(backend, work, config)
+        if before is not None:
+            prompt, reused = stats.prompt_tokens - before[0], stats.reused_tokens - before[1]
+            print(f"{name}: prompt cache {reused} of {prompt} prompt tokens reused; {stats.summary()} (warm-up included)")
+        backend.close()
+    (ref_s, ref_tokens), (run_s, run_tokens) = timings["one at a time"], timings["runner"]
     ref_rate, run_rate = 60 * len(work) / ref_s, 60 * len(work) / run_s
-    print(f"backend={args.backend} model={args.model} episodes={len(work)} rounds={args.rounds} turn_tokens={args.turn_tokens}")
+    print(f"backend={args.backend} model={args.model} episodes={len(work)} rounds={args.rounds} turn_tokens={args.turn_tokens} threads={args.threads}")
     print(f"one at a time : {ref_s:8.2f} s  {ref_rate:8.1f} episodes/min  {ref_tokens} tokens generated")
     print(f"runner        : {run_s:8.2f} s  {run_rate:8.1f} episodes/min  {run_tokens} tokens generated")
     print(f"ratio         : {run_rate / ref_rate:.2f}x")
-    backend.close()
+    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     sys.stdout.flush()
 
 

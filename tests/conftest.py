@@ -75,10 +75,21 @@ def qwen05_gguf() -> Path:
 
 
 @pytest.fixture(scope="session")
+def server_backend(qwen05_gguf: Path):
+    """One llama-cpp backend (llama.cpp's server in process, xllamacpp) over the 0.5B model
+    for the whole session. One thread: robust on a shared 2-core machine."""
+    from sqlscout.backends.llama_server import LlamaServerBackend, LlamaServerConfig
+
+    backend = LlamaServerBackend(qwen05_gguf, LlamaServerConfig(n_ctx=8192, slots=4, n_threads=1))
+    yield backend
+    backend.close()
+
+
+@pytest.fixture(scope="session")
 def llama_backend(qwen05_gguf: Path):
-    """One llama-cpp backend over the 0.5B model for the whole session (loading is cheap,
-    but every test would otherwise allocate its own KV cache). One thread: robust on a
-    shared 2-core machine."""
+    """One llama-cpp-python backend (the opt-in ``[llama]`` extra) over the 0.5B model for the
+    whole session. One thread: robust on a shared 2-core machine."""
+    pytest.importorskip("llama_cpp", reason="llama-cpp-python is the opt-in [llama] extra and is not installed")
     from sqlscout.backends.llama_cpp import LlamaCppBackend, LlamaCppConfig
 
     backend = LlamaCppBackend(qwen05_gguf, LlamaCppConfig(n_ctx=8192, slots=4, n_threads=1))

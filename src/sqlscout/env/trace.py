@@ -74,6 +74,16 @@ class RoundRecord:
     observation: str | None = None
     observation_tokens: int = 0
     env_time_s: float = 0.0
+    # Where the model time went, as the backend reports it (0 when it does not): prompt
+    # tokens evaluated for this turn vs read from its cache, and prefill vs decode seconds.
+    prompt_evaluated: int = 0
+    prompt_reused: int = 0
+    prefill_s: float = 0.0
+    decode_s: float = 0.0
+
+    def set_model_time(self, prompt_evaluated: int, prompt_reused: int, prefill_s: float, decode_s: float) -> None:
+        self.prompt_evaluated, self.prompt_reused = prompt_evaluated, prompt_reused
+        self.prefill_s, self.decode_s = prefill_s, decode_s
 
 
 @dataclass
@@ -96,6 +106,19 @@ class EpisodeResult:
     model_time_s: float
     env_time_s: float
     error: str | None = None  # what went wrong outside the model (stop_reason BACKEND_ERROR)
+    # The rounds' prompt-cache and timing figures, summed (see RoundRecord; :meth:`tally`).
+    prompt_evaluated: int = 0
+    prompt_reused: int = 0
+    prefill_s: float = 0.0
+    decode_s: float = 0.0
+
+    def tally(self) -> EpisodeResult:
+        """Sum the rounds' prompt-cache and prefill/decode figures into the totals; returns self."""
+        self.prompt_evaluated = sum(r.prompt_evaluated for r in self.rounds)
+        self.prompt_reused = sum(r.prompt_reused for r in self.rounds)
+        self.prefill_s = sum(r.prefill_s for r in self.rounds)
+        self.decode_s = sum(r.decode_s for r in self.rounds)
+        return self
 
     @property
     def tool_rounds(self) -> int:

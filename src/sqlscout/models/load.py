@@ -23,7 +23,7 @@ __all__ = ["BACKENDS", "ModelSpec", "load_backend", "model_defaults", "open_back
 # The most KV cells a llama.cpp context is given, whatever the episodes in flight ask for.
 _MAX_N_CTX = 262_144
 
-BACKENDS = ("llama-cpp", "openai", "hf", "vllm", "scripted")
+BACKENDS = ("llama-cpp", "llama-cpp-python", "openai", "hf", "vllm", "scripted")
 
 
 class ModelSpec:
@@ -162,12 +162,26 @@ def _cache(cache_dir: Path | None) -> Path:
 
 
 def _llama_cpp(location: str, spec: ModelSpec, options: dict[str, Any]) -> Backend:
+    """The default GGUF runtime: llama.cpp's server in process (the prebuilt xllamacpp wheel)."""
+    from sqlscout.backends.llama_server import LlamaServerBackend, LlamaServerConfig
+
+    _require_gguf(location, spec, "llama-cpp")
+    chat = options.pop("chat", None)
+    return LlamaServerBackend(location, LlamaServerConfig(**options), chat=chat)
+
+
+def _llama_cpp_python(location: str, spec: ModelSpec, options: dict[str, Any]) -> Backend:
+    """The opt-in llama-cpp-python backend (``pip install 'sqlscout[llama]'``, compiled at install)."""
     from sqlscout.backends.llama_cpp import LlamaCppBackend, LlamaCppConfig
 
-    if spec.kind in ("url", "hub", "dir") and not location.endswith(".gguf"):
-        raise ConfigError(f"the llama-cpp backend needs a .gguf file, got {location}")
+    _require_gguf(location, spec, "llama-cpp-python")
     chat = options.pop("chat", None)
     return LlamaCppBackend(location, LlamaCppConfig(**options), chat=chat)
+
+
+def _require_gguf(location: str, spec: ModelSpec, backend: str) -> None:
+    if spec.kind in ("url", "hub", "dir") and not location.endswith(".gguf"):
+        raise ConfigError(f"the {backend} backend needs a .gguf file, got {location}")
 
 
 def _openai(location: str, spec: ModelSpec, options: dict[str, Any]) -> Backend:
@@ -221,6 +235,7 @@ def _vllm(location: str, spec: ModelSpec, options: dict[str, Any]) -> Backend:
 
 _LOADERS: dict[str, Callable[[str, ModelSpec, dict[str, Any]], Backend]] = {
     "llama-cpp": _llama_cpp,
+    "llama-cpp-python": _llama_cpp_python,
     "openai": _openai,
     "hf": _hf,
     "vllm": _vllm,

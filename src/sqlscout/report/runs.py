@@ -125,6 +125,25 @@ def _pass_at(run: EvalRun) -> str | None:
     return ", ".join(f"@{k} {v * 100:.1f}%" for k, v in m.pass_at.items())
 
 
+def _timed(run: EvalRun) -> list[Any]:
+    """Results whose backend reported where its time went (older runs and some backends did not)."""
+    return [r.result for r in run.records if r.result.prompt_evaluated + r.result.prompt_reused > 0]
+
+
+def _timed_mean(attribute: str) -> Callable[[EvalRun], float | None]:
+    def mean(run: EvalRun) -> float | None:
+        results = _timed(run)
+        return sum(getattr(r, attribute) for r in results) / len(results) if results else None
+
+    return mean
+
+
+def _cache_hit_rate(run: EvalRun) -> float | None:
+    results = _timed(run)
+    read = sum(r.prompt_evaluated + r.prompt_reused for r in results)
+    return sum(r.prompt_reused for r in results) / read if read else None
+
+
 # (metric id, label, how to read it from a run, how to print it)
 SUMMARY_ROWS: list[tuple[str, str, Callable[[EvalRun], Any], str]] = [
     ("questions", "questions", lambda r: r.metrics.n_questions, "int"),
@@ -146,6 +165,11 @@ SUMMARY_ROWS: list[tuple[str, str, Callable[[EvalRun], Any], str]] = [
     ("compute", "compute per question", lambda r: r.metrics.compute_per_question, "flops"),
     ("wall-episode", "wall time per episode", lambda r: r.metrics.episode_wall_s_mean, "seconds"),
     ("wall-question", "wall time per question (run)", lambda r: r.metrics.wall_s_per_question, "seconds"),
+    ("prompt-evaluated", "prompt tokens evaluated per episode", _timed_mean("prompt_evaluated"), "number"),
+    ("prompt-reused", "prompt tokens from the cache per episode", _timed_mean("prompt_reused"), "number"),
+    ("cache-hit", "prompt cache hit rate", _cache_hit_rate, "share"),
+    ("prefill", "prefill time per episode", _timed_mean("prefill_s"), "seconds"),
+    ("decode", "decode time per episode", _timed_mean("decode_s"), "seconds"),
     ("backend-errors", "backend errors", lambda r: r.metrics.backend_errors, "int"),
 ]
 

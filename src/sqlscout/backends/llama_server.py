@@ -1,0 +1,498 @@
+"""llama.cpp's server inside this process (the prebuilt ``xllamacpp`` wheel): the default GGUF backend.
+
+``xllamacpp`` is llama.cpp's own server compiled as a Python extension: nothing to
+compile at install time, continuous batching over parallel slots, a prompt cache per
+slot, per-token log-probabilities. It listens on 127.0.0.1 on a port the OS picks, and
+the server stops with the backend (or the process). This module talks to it over that
+loopback port with the standard library only.
+
+How requests use the cache:
+
+- Every slot keeps the tokens of its last request. A request goes to the free slot
+  whose tokens share the longest prefix with its prompt (an episode's next turn finds
+  its previous turn there), and the server evaluates only the new suffix.
+- Episodes that start together share a prefix — the system prompt, and in the full
+  schema regime the schema of their database. Before a :meth:`LlamaServerBackend.generate`
+  call is dispatched, every such shared prefix that no slot or saved state already
+  holds is evaluated once, its KV state saved to a file (milliseconds), and restored
+  into each slot that starts from it. So a prefix is evaluated once per database, not
+  once per episode.
+- The requests of one call run at once, at most ``slots`` in flight; the server decodes
+  all of them together, one batch per step.
+
+Prompt tokens evaluated vs reused and prefill vs decode seconds come from the server's
+own timings, per request (on each :class:`~sqlscout.backends.base.Generation`) and in
+total (:attr:`LlamaServerBackend.stats`).
+
+>>> backend = LlamaServerBackend("model.gguf")  # doctest: +SKIP
+>>> backend.generate([GenerationRequest(SamplingParams(max_tokens=8), prompt="Hi")])  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Sequence
+from urllib.error import HTTPError, URLError
+from urllib.request import Request, urlopen
+
+from sqlscout.backends.base import Backend, Generation, GenerationRequest, SamplingParams
+from sqlscout.env.chat import ChatFormat, ChatML
+from sqlscout.errors import BackendError, ConfigError
+
+__all__ = ["LlamaServerBackend", "LlamaServerConfig", "PromptCacheStats", "auto_threads", "common_prefix"]
+
+# A shared prefix shorter than this is cheaper to evaluate again than to save and restore.
+_MIN_SHARED = 32
+
+
+@dataclass(frozen=True)
+class LlamaServerConfig:
+    """Settings of the in-process llama.cpp server.
+
+    Attributes:
+        n_ctx: KV-cache cells shared by all slots (a unified cache: episodes differ a lot
+            in length); one prompt plus its reply must fit.
+        slots: requests decoded together (set it to the number of episodes in flight, so
+            every episode keeps its prefix in a slot of its own).
+        n_batch: most prompt tokens evaluated per llama.cpp call.
+        n_threads: CPU threads; None takes the cores that are idle now (see
+            :func:`auto_threads`): llama.cpp's threads wait for each other every step, so
+            a thread on a busy core slows all of them.
+        seed: seeds the sampler for requests without a seed of their own.
+        share_prefixes: evaluate a prefix that several new requests share once, and
+            restore it into each of their slots.
+        timeout_s: limit on one request, generation included.
+    """
+
+    n_ctx: int = 32_768
+    slots: int = 8
+    n_batch: int = 512
+    n_threads: int | None = None
+    seed: int = 0
+    share_prefixes: bool = True
+    timeout_s: float = 3600.0
+
+    def __post_init__(self) -> None:
+        if self.n_ctx < 64:
+            raise ConfigError(f"n_ctx must be >= 64, got {self.n_ctx}")
+        if not 1 <= self.slots <= 256:
+            raise ConfigError(f"slots must be in 1..256, got {self.slots}")
+        if self.n_batch < 1:
+            raise ConfigError(f"n_batch must be >= 1, got {self.n_batch}")
+        if self.n_threads is not None and self.n_threads < 1:
+            raise ConfigError(f"n_threads must be >= 1 or None, got {self.n_threads}")
+        if self.timeout_s <= 0:
+            raise ConfigError(f"timeout_s must be > 0, got {self.timeout_s}")
+
+
+@dataclass
+class PromptCacheStats:
+    """Prompt tokens of all requests, and how many came from the cache instead of being evaluated.
+
+    ``shared_evaluated`` / ``shared_prefill_s`` count the shared prefixes evaluated once
+    for several requests (not part of any one request's figures).
+    """
+
+    requests: int = 0
+    prompt_tokens: int = 0
+    reused_tokens: int = 0
+    evaluated_tokens: int = 0
+    generated_tokens: int = 0
+    prefill_s: float = 0.0
+    decode_s: float = 0.0
+    shared_prefixes: int = 0
+    shared_evaluated: int = 0
+    shared_prefill_s: float = 0.0
+    restores: int = 0
+
+    @property
+    def hit_rate(self) -> float:
+        """Share of prompt tokens that were not evaluated for their request (0 when none)."""
+        return self.reused_tokens / self.prompt_tokens if self.prompt_tokens else 0.0
+
+    def summary(self) -> str:
+        return (
+            f"prompt cache: {self.reused_tokens:,} of {self.prompt_tokens:,} prompt tokens reused "
+            f"({self.hit_rate:.1%}); {self.evaluated_tokens:,} evaluated in {self.prefill_s:.1f}s "
+            f"+ {self.shared_evaluated:,} in {self.shared_prefixes} shared prefixes ({self.shared_prefill_s:.1f}s); "
+            f"{self.generated_tokens:,} generated in {self.decode_s:.1f}s"
+        )
+
+
+def auto_threads() -> int:
+    """CPU threads for llama.cpp: the cores idle over the last minute, at least one.
+
+    >>> 1 <= auto_threads() <= (os.cpu_count() or 1)
+    True
+    """
+    cores = os.cpu_count() or 1
+    try:
+        busy = os.getloadavg()[0]
+    except OSError:  # no load average on this platform
+        return max(1, cores // 2)
+    return max(1, min(cores, cores - int(busy + 0.5)))
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """Length of the common prefix of two token lists.
+
+    >>> common_prefix([1, 2, 3], [1, 2, 4, 5])
+    2
+    """
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    low, high = 0, n  # a[:low] == b[:low] and a[:high] != b[:high]; slices compare in C
+    while high - low > 1:
+        middle = (low + high) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle
+    return low
+
+
+@dataclass
+class _Slot:
+    index: int
+    ids: list[int] = field(default_factory=list)  # what the server's slot holds, as far as we know
+    last_used: int = 0
+
+
+@dataclass
+class _Saved:
+    """A KV state saved to a file: the tokens it holds."""
+
+    ids: list[int]
+    filename: str
+    last_used: int = 0
+
+
+class _ServerCounter:
+    """Token counts from the model's own tokenizer, so the episode budget is exact."""
+
+    def __init__(self, backend: LlamaServerBackend) -> None:
+        self._backend = backend
+
+    def count(self, text: str) -> int:
+        return len(self._backend.tokenize(text)) if text else 0
+
+
+class LlamaServerBackend(Backend):
+    """Generation from a GGUF file with llama.cpp's server, in process.
+
+    Args:
+        model_path: the ``.gguf`` file.
+        config: context size, slots, threads, seed.
+        chat: the turn format; derived from the GGUF's chat template when None.
+
+    Raises:
+        BackendError: xllamacpp is missing, or the file does not load.
+    """
+
+    name = "llama-cpp"
+
+    def __init__(self, model_path: str | Path, config: LlamaServerConfig | None = None, *, chat: ChatFormat | None = None):
+        self.config = config or LlamaServerConfig()
+        self.model_path = Path(model_path)
+        if not self.model_path.is_file():
+            raise BackendError(f"model file not found: {self.model_path}; give an existing .gguf file or a preset name")
+        try:
+            import xllamacpp
+        except ImportError:
+            raise BackendError("the llama-cpp backend needs xllamacpp: pip install xllamacpp") from None
+        self._states_dir = tempfile.TemporaryDirectory(prefix="sqlscout-kv-")
+        self.threads = self.config.n_threads or auto_threads()
+        params = xllamacpp.CommonParams()
+        params.model.path = str(self.model_path)
+        params.hostnames = ["127.0.0.1"]
+        params.port = 0  # the OS picks a free port
+        params.n_ctx = self.config.n_ctx
+        params.n_parallel = self.config.slots
+        params.kv_unified = True
+        params.n_batch = params.n_ubatch = self.config.n_batch
+        params.cpuparams.n_threads = params.cpuparams_batch.n_threads = self.threads
+        params.cache_ram_mib = 0  # slots and saved prefixes are managed here
+        params.endpoint_slots = True
+        params.slot_save_path = self._states_dir.name + os.sep
+        params.warmup = False
+        params.verbosity = -1
+        params.sampling.seed = self.config.seed
+        try:
+            self._server: Any = xllamacpp.Server(params)
+        except Exception as exc:  # noqa: BLE001 - the extension raises plain exceptions
+            self._states_dir.cleanup()
+            raise BackendError(f"llama.cpp could not load {self.model_path}: {exc} (is it a GGUF file?)") from None
+        self.url: str = self._server.listening_address
+        props = self._get("/props")
+        self.metadata: dict[str, str] = {"tokenizer.chat_template": props.get("chat_template") or ""}
+        self._eos = str(props.get("eos_token") or "<|endoftext|>")
+        models = self._get("/v1/models").get("data") or [{}]
+        self._n_params = int((models[0].get("meta") or {}).get("n_params") or 0) or None
+        self.chat = chat or _chat_format(self.metadata["tokenizer.chat_template"], self._eos)
+        self.counter = _ServerCounter(self)
+        self.stats = PromptCacheStats()
+        self._slots = [_Slot(i) for i in range(self.config.slots)]
+        self._saved: list[_Saved] = []
+        self._clock = 0
+        self._lock = threading.Lock()
+        self._generate_lock = threading.Lock()
+        self._pool = ThreadPoolExecutor(self.config.slots, thread_name_prefix="sqlscout-llama")
+
+    # -- Backend interface -----------------------------------------------------------
+
+    def tokenize(self, text: str) -> list[int]:
+        """Token ids of ``text`` (no BOS; special-token text maps to its id)."""
+        if not text:
+            return []
+        return list(self._post("/tokenize", {"content": text, "add_special": False, "parse_special": True})["tokens"])
+
+    def detokenize(self, ids: Sequence[int]) -> str:
+        return str(self._post("/detokenize", {"tokens": list(ids)})["content"]) if ids else ""
+
+    @property
+    def parameters(self) -> int | None:
+        return self._n_params
+
+    def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
+        prompts = [list(r.prompt_ids) if r.prompt_ids is not None else self.tokenize(r.prompt or "") for r in requests]
+        results: list[Generation] = []
+        with self._generate_lock:  # slots are planned for one call at a time
+            for start in range(0, len(requests), self.config.slots):
+                wave = slice(start, start + self.config.slots)
+                results += self._run_wave(list(requests[wave]), prompts[wave])
+        return results
+
+    def close(self) -> None:
+        pool = getattr(self, "_pool", None)
+        if pool is not None:
+            pool.shutdown(wait=True, cancel_futures=True)
+        self._server = None  # the extension stops its threads and frees the model
+        states = getattr(self, "_states_dir", None)
+        if states is not None:
+            states.cleanup()
+
+    # -- one wave: at most `slots` requests decoded together ---------------------------
+
+    def _run_wave(self, requests: list[GenerationRequest], prompts: list[list[int]]) -> list[Generation]:
+        slots = self._assign(prompts)
+        if self.config.share_prefixes and len(prompts) > 1:
+            self._share_prefixes(prompts, slots)
+        futures = [self._pool.submit(self._complete, *job) for job in zip(requests, prompts, slots)]
+        return [f.result() for f in futures]
+
+    def _complete(self, request: GenerationRequest, ids: list[int], slot: _Slot) -> Generation:
+        started = time.perf_counter()
+        if not ids or len(ids) + 1 > self.config.n_ctx:
+            return _failed(f"the prompt is {len(ids)} tokens; the context holds {self.config.n_ctx}")
+        try:
+            self._restore_best(slot, ids)
+            data = self._post("/completion", self._body(request.params, ids, slot.index))
+        except BackendError as exc:
+            slot.ids = []
+            return _failed(str(exc))
+        tokens = [int(t) for t in data.get("tokens") or []]
+        slot.ids = ids + tokens
+        timings = data.get("timings") or {}
+        reused, evaluated = int(timings.get("cache_n", 0)), int(timings.get("prompt_n", 0))
+        prefill_s, decode_s = float(timings.get("prompt_ms", 0.0)) / 1000, float(timings.get("predicted_ms", 0.0)) / 1000
+        with self._lock:
+            s = self.stats
+            s.requests += 1
+            s.prompt_tokens += len(ids)
+            s.reused_tokens += reused
+            s.evaluated_tokens += evaluated
+            s.generated_tokens += len(tokens)
+            s.prefill_s += prefill_s
+            s.decode_s += decode_s
+        return Generation(
+            text=self.detokenize(tokens),
+            token_ids=tokens,
+            logprobs=_logprobs(data, len(tokens)) if request.params.logprobs else None,
+            finish_reason="length" if data.get("stop_type") == "limit" else "stop",
+            prompt_tokens=len(ids),
+            elapsed_s=time.perf_counter() - started,
+            prompt_evaluated=evaluated,
+            prompt_reused=reused,
+            prefill_s=prefill_s,
+            decode_s=decode_s,
+        )
+
+    def _body(self, params: SamplingParams, ids: list[int], slot: int) -> dict[str, Any]:
+        left = self.config.n_ctx - len(ids)
+        body: dict[str, Any] = {
+            "prompt": ids,
+            "id_slot": slot,
+            "cache_prompt": True,
+            "n_predict": min(params.max_tokens, left),
+            "temperature": params.temperature,
+            "top_k": max(0, params.top_k),
+            "top_p": params.top_p,
+            "min_p": 0.0,
+            "repeat_penalty": 1.0,
+            # temperature before top-p, as the other backends do (top-k does not care)
+            "samplers": ["top_k", "temperature", "top_p"],
+            "return_tokens": True,
+            "n_probs": 1 if params.logprobs else 0,
+            # the probability in the distribution the token was drawn from
+            "post_sampling_probs": params.logprobs and params.temperature > 0,
+        }
+        if params.seed is not None:
+            body["seed"] = params.seed
+        stops = [s for s in params.stop if s not in self.chat.stop]  # end-of-turn tokens stop as EOS
+        if stops:
+            body["stop"] = stops
+        return body
+
+    # -- slots and shared prefixes -----------------------------------------------------
+
+    def _assign(self, prompts: list[list[int]]) -> list[_Slot]:
+        """A distinct slot per prompt: the ones holding most of a prompt go first (an
+        episode's next turn gets its own slot back); the rest take the least recently used."""
+        pairs = sorted(
+            ((common_prefix(slot.ids, ids), -slot.last_used, i, slot) for i, ids in enumerate(prompts) for slot in self._slots),
+            key=lambda p: p[:3],
+            reverse=True,
+        )
+        chosen: dict[int, _Slot] = {}
+        taken: set[int] = set()
+        for shared, _, i, slot in pairs:
+            if shared and i not in chosen and slot.index not in taken:
+                chosen[i] = slot
+                taken.add(slot.index)
+        spare = sorted((s for s in self._slots if s.index not in taken), key=lambda s: s.last_used)
+        for i in range(len(prompts)):
+            if i not in chosen:
+                chosen[i] = spare.pop(0)
+        for i in range(len(prompts)):
+            self._clock += 1
+            chosen[i].last_used = self._clock
+        return [chosen[i] for i in range(len(prompts))]
+
+    def _restore_best(self, slot: _Slot, ids: list[int]) -> None:
+        """Load the saved state sharing the most with ``ids`` into ``slot`` when it beats what the slot holds."""
+        own = common_prefix(slot.ids, ids)
+        with self._lock:
+            best = max(self._saved, key=lambda s: common_prefix(s.ids, ids), default=None)
+            if best is None or common_prefix(best.ids, ids) < own + _MIN_SHARED:
+                return
+            self._clock += 1
+            best.last_used = self._clock
+        self._post(f"/slots/{slot.index}?action=restore", {"filename": best.filename})
+        slot.ids = list(best.ids)
+        with self._lock:
+            self.stats.restores += 1
+
+    def _cached(self, ids: list[int], slot: _Slot) -> int:
+        return max([common_prefix(slot.ids, ids)] + [common_prefix(s.ids, ids) for s in self._saved])
+
+    def _share_prefixes(self, prompts: list[list[int]], slots: list[_Slot]) -> None:
+        """Make each prefix that several prompts share, and that neither their slots nor a
+        saved state hold yet, available to restore: saved from a slot that already holds
+        it (an episode in flight on the same database), else evaluated once in the slot of
+        the first prompt that starts with it and saved."""
+        order = sorted(range(len(prompts)), key=lambda i: prompts[i])
+        shared = [0] * len(prompts)
+        for a, b in zip(order, order[1:]):  # in sorted order the longest match is a neighbour
+            n = common_prefix(prompts[a], prompts[b])
+            shared[a], shared[b] = max(shared[a], n), max(shared[b], n)
+        wanted: dict[tuple[int, ...], _Slot] = {}
+        for ids, n, slot in zip(prompts, shared, slots):
+            n = min(n, len(ids) - 1)  # a request evaluates at least its last token
+            if n >= _MIN_SHARED and n >= self._cached(ids, slot) + _MIN_SHARED:
+                wanted.setdefault(tuple(ids[:n]), slot)
+        for key in sorted(wanted, key=len):  # shorter first: a longer one restores it and goes on
+            prefix = list(key)
+            # "How many albums…" and "How many tracks…" share a few words past the system
+            # prompt: not worth a state of their own
+            if max((common_prefix(s.ids, prefix) for s in self._saved), default=0) + _MIN_SHARED > len(prefix):
+                continue
+            donor = max(self._slots, key=lambda s: common_prefix(s.ids, prefix))
+            if common_prefix(donor.ids, prefix) + _MIN_SHARED > len(prefix):
+                self._save_slot(donor, list(donor.ids))
+            else:
+                self._build_prefix(prefix, wanted[key])
+
+    def _build_prefix(self, prefix: list[int], slot: _Slot) -> None:
+        self._restore_best(slot, prefix)
+        body = {"prompt": prefix, "id_slot": slot.index, "cache_prompt": True, "n_predict": 0}
+        timings = self._post("/completion", body).get("timings") or {}
+        slot.ids = list(prefix)
+        with self._lock:
+            self.stats.shared_prefixes += 1
+            self.stats.shared_evaluated += int(timings.get("prompt_n", 0))
+            self.stats.shared_prefill_s += float(timings.get("prompt_ms", 0.0)) / 1000
+        self._save_slot(slot, prefix)
+
+    def _save_slot(self, slot: _Slot, ids: list[int]) -> None:
+        """Save what ``slot`` holds (``ids``) to a file that any slot can restore."""
+        self._clock += 1
+        filename = f"state-{self._clock}.bin"
+        self._post(f"/slots/{slot.index}?action=save", {"filename": filename})
+        with self._lock:
+            self._saved.append(_Saved(ids, filename, self._clock))
+            while len(self._saved) > 2 * self.config.slots:  # keep the recently used ones
+                oldest = min(self._saved, key=lambda s: s.last_used)
+                self._saved.remove(oldest)
+                Path(self._states_dir.name, oldest.filename).unlink(missing_ok=True)
+
+    # -- HTTP on loopback ---------------------------------------------------------------
+
+    def _get(self, path: str) -> dict[str, Any]:
+        return self._send(Request(self.url + path))
+
+    def _post(self, path: str, body: dict[str, Any]) -> dict[str, Any]:
+        return self._send(Request(self.url + path, json.dumps(body).encode(), {"Content-Type": "application/json"}))
+
+    def _send(self, request: Request) -> dict[str, Any]:
+        if self._server is None:
+            raise BackendError("the llama-cpp backend is closed")
+        try:
+            with urlopen(request, timeout=self.config.timeout_s) as response:
+                return json.loads(response.read())  # type: ignore[no-any-return]
+        except HTTPError as exc:
+            raise BackendError(f"llama.cpp answered {exc.code} to {request.full_url}: {_error_text(exc)}") from None
+        except (URLError, OSError) as exc:
+            raise BackendError(f"lost llama.cpp's server at {self.url}: {exc}") from None
+
+
+def _chat_format(template: str, eos: str) -> ChatFormat:
+    if not template:
+        return ChatML()
+    from sqlscout.backends.chat_template import chat_format_from_template
+
+    return chat_format_from_template(template, eos_token=eos, special_tokens=[eos, "<|endoftext|>"])
+
+
+def _logprobs(data: dict[str, Any], n_tokens: int) -> list[float] | None:
+    """Per-token log-probabilities; None when the server left some out (it drops those of
+    a matched stop string)."""
+    values = []
+    for item in data.get("completion_probabilities") or []:
+        if "logprob" in item:
+            values.append(float(item["logprob"]))
+        else:
+            prob = float(item.get("prob", 0.0))
+            values.append(math.log(prob) if prob > 0 else -math.inf)
+    return values if len(values) == n_tokens else None
+
+
+def _error_text(exc: HTTPError) -> str:
+    try:
+        data = json.loads(exc.read())
+    except ValueError:
+        return exc.reason or "no message"
+    error = data.get("error") if isinstance(data, dict) else None
+    return str(error.get("message", error) if isinstance(error, dict) else data)[:300]
+
+
+def _failed(message: str) -> Generation:
+    return Generation(text="", token_ids=[], logprobs=None, finish_reason="error", error=message)
