@@ -172,6 +172,15 @@ def test_grammar_settings_are_validated() -> None:
         ReplyGrammar(reasoning_lines=-1)
 
 
+def test_openai_grammar_field_is_validated() -> None:
+    from sqlscout.backends.openai_compat import OpenAIConfig
+    from sqlscout.errors import ConfigError
+
+    assert OpenAIConfig("http://127.0.0.1:1").grammar_field == "grammar"
+    with pytest.raises(ConfigError, match="grammar_field"):
+        OpenAIConfig("http://127.0.0.1:1", grammar_field="gbnf")
+
+
 def test_the_grammar_module_imports_only_the_standard_library() -> None:
     code = (
         "import sys, sqlscout.env.grammar; "
@@ -237,18 +246,28 @@ def llama_server() -> Iterator[str]:
         proc.wait(timeout=30)
 
 
-def _copy(url: str, grammar: ReplyGrammar, text: str) -> str:
-    """Ask the model to repeat ``text`` (greedy) under ``grammar``; what it wrote."""
+def _copy(url: str, grammar: ReplyGrammar, text: str) -> tuple[str, str]:
+    """Ask the model to repeat ``text`` (greedy) under ``grammar``, with the tokens of
+    ``text`` (and the end of turn) favoured far above all others; what it wrote.
+
+    The bias keeps the model to the pieces of ``text``, in the order the copy prompt
+    makes likely, so what comes out differs from ``text`` only where the grammar forbids
+    a piece: a valid reply comes back whole, an invalid one is bent. Returns the text and
+    the finish reason."""
     import httpx
 
+    tokens = httpx.post(url + "/tokenize", json={"content": text + "<|im_end|>", "parse_special": True}, timeout=60)
+    bias = [[token, 30.0] for token in sorted(set(tokens.json()["tokens"]))]
     prompt = (
         "<|im_start|>system\nRepeat the user's message exactly, character for character.<|im_end|>\n"
         f"<|im_start|>user\n{text}<|im_end|>\n<|im_start|>assistant\n"
     )
-    body = {"prompt": prompt, "max_tokens": 160, "temperature": 0, "grammar": grammar.gbnf()}
+    body = {"prompt": prompt, "max_tokens": 3 * len(tokens.json()["tokens"]) + 16, "temperature": 0,
+            "grammar": grammar.gbnf(), "logit_bias": bias}  # fmt: skip
     response = httpx.post(url + "/v1/completions", json=body, timeout=600)
     assert response.status_code == 200, response.text
-    return str(response.json()["choices"][0]["text"])
+    choice = response.json()["choices"][0]
+    return str(choice["text"]), str(choice["finish_reason"])
 
 
 @pytest.mark.slow
@@ -268,18 +287,22 @@ def test_llama_server_lets_valid_calls_through_and_bends_malformed_ones(
     llama_server: str, grammar_tokenizer: GrammarTokenizer
 ) -> None:
     # A valid reply is copied as it is; a malformed one comes out changed, and valid.
-    one_of_each = [json.dumps(next(valid_calls(t))) for t in TOOLS.values()]
-    replies = ["\n".join(one_of_each[:4]), "\n".join(one_of_each[4:7]), one_of_each[7]]
-    for reply in replies:
-        assert _copy(llama_server, CALLS, reply) == reply
-    for name in ("unknown tool", "alias argument", "submit with other calls", "code fence"):
-        out = _copy(llama_server, CALLS, MALFORMED[name])
-        assert out != MALFORMED[name] and accepts(grammar_tokenizer, CALLS, out), (name, out)
-        assert parse_turn(out).calls and not parse_turn(out).errors
+    # (Without reasoning lines, so that the reply must open with a call.)
+    calls = ReplyGrammar(TurnKind.CALLS, ThinkMode.NONE, reasoning_lines=0)
+    one_of_each = [json.dumps(call) for t in TOOLS.values() for call in list(valid_calls(t))[-1:]]
+    for reply in one_of_each:  # (several calls in one reply: checked through llguidance above)
+        assert _copy(llama_server, calls, reply) == (reply, "stop")
     sql = "```sql\nSELECT name FROM singer WHERE age > 20\n```"
-    assert _copy(llama_server, FINAL, sql) == sql
-    out = _copy(llama_server, FINAL, "DROP TABLE singer")
-    assert accepts(grammar_tokenizer, FINAL, out) and extract_final_sql(out)
+    assert _copy(llama_server, FINAL, sql) == (sql, "stop")
+    bent = [(calls, MALFORMED[name]) for name in ("unknown tool", "submit with other calls")]
+    for grammar, text in bent + [(FINAL, "DROP TABLE singer")]:
+        out, finish = _copy(llama_server, grammar, text)
+        assert out != text
+        matcher = grammar_tokenizer.matcher(grammar)
+        assert all(matcher.consume(t) for t in grammar_tokenizer.tokenize(out)), out  # valid so far
+        if finish == "stop":  # and whole when the model ended it
+            assert accepts(grammar_tokenizer, grammar, out), out
+            assert parse_turn(out).calls if grammar is calls else extract_final_sql(out), out
 
 
 @pytest.mark.slow
@@ -300,20 +323,19 @@ def test_the_openai_backend_sends_the_grammar_to_llama_server(llama_server: str)
 @pytest.mark.slow
 def test_a_constrained_episode_of_the_05b_model_on_chinook_ends_in_calls_or_a_query(llama_server: str) -> None:
     # Issue 11: with constraints on, every exploration reply parses to calls (no prose,
-    # no parse errors) and the episode ends with a query, whatever the model does.
+    # no parse errors) and the episode ends in a submitted query or a final-turn query,
+    # whatever the model does (whether that query compiles is the model's business).
     from conftest import CHINOOK
 
     from sqlscout.backends.base import SamplingParams
     from sqlscout.backends.openai_compat import OpenAIBackend, OpenAIConfig
     from sqlscout.env.config import EpisodeConfig
     from sqlscout.env.task import Task
+    from sqlscout.env.trace import StopReason
     from sqlscout.runner import RunnerConfig, run_all
 
-    tasks = [
-        Task("genres", "How many genres are there?", CHINOOK),
-        Task("longest", "Which track is the longest?", CHINOOK),
-    ]
-    episode = EpisodeConfig(max_rounds=3, token_budget=4000, max_turn_tokens=160, constrain=True)
+    tasks = [Task("genres", "How many genres are there?", CHINOOK)]
+    episode = EpisodeConfig(max_rounds=2, token_budget=4000, max_turn_tokens=160, constrain=True)
     config = RunnerConfig(episode=episode, sampling=SamplingParams(temperature=0.6, top_p=0.95, top_k=20), max_batch=1)
     with OpenAIBackend(OpenAIConfig(llama_server)) as backend:
         rollouts = run_all(backend, tasks, config)
@@ -325,4 +347,6 @@ def test_a_constrained_episode_of_the_05b_model_on_chinook_ends_in_calls_or_a_qu
                 assert extract_final_sql(record.model_text) is not None, record.model_text
             elif record.finish_reason != "length":
                 assert parse_turn(record.model_text).calls and not record.parse_errors, record.model_text
-        assert result.final_sql is not None, [r.model_text for r in result.rounds]
+        last = result.rounds[-1]
+        assert last.final or (result.stop_reason is StopReason.SUBMITTED and last.calls[-1].tool == "submit_sql")
+        assert extract_final_sql(last.model_text) is not None, [r.model_text for r in result.rounds]

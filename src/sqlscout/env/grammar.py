@@ -15,7 +15,7 @@ every backend that can apply a grammar compiles that same text: llama.cpp
 transformers backend's logits processor) and vLLM's structured outputs.
 
 >>> g = ReplyGrammar(TurnKind.CALLS)
->>> 'tool-describe-table ::= "{" ws "\\\\"tool\\\\"" ws ":" ws "\\\\"describe_table\\\\""' in g.gbnf()
+>>> 'tool-describe-table ::= "\\\\"describe_table\\\\"" ws "," ws "\\\\"args\\\\""' in g.gbnf()
 True
 >>> ReplyGrammar(TurnKind.FINAL_SQL).to_dict()
 {'kind': 'final_sql', 'think': 'optional', 'max_calls': 4, 'reasoning_lines': 3}
@@ -153,8 +153,9 @@ def _args_rule(tool: Tool) -> str:
 
 
 def _tool_rule(tool: Tool) -> str:
-    head = f'"{{" ws {_literal(json.dumps("tool"))} ws ":" ws {_literal(json.dumps(tool.name))}'
-    return f'{_rule_name(tool)} ::= {head} ws "," ws {_literal(json.dumps("args"))} ws ":" ws {_args_rule(tool)} ws "}}"'
+    """A call from the tool's name on; the opening ``{"tool": `` is shared (``call-head``)."""
+    name = _literal(json.dumps(tool.name))
+    return f'{_rule_name(tool)} ::= {name} ws "," ws {_literal(json.dumps("args"))} ws ":" ws {_args_rule(tool)} ws "}}"'
 
 
 def _think_rules(think: ThinkMode) -> tuple[str, list[str]]:
@@ -188,8 +189,11 @@ def _gbnf(kind: TurnKind, think: ThinkMode, max_calls: int, reasoning_lines: int
     reasoning = f"(line \"\\n\"){{0,{reasoning_lines}}} " if reasoning_lines else ""
     rules = [
         f"root ::= {prefix}{reasoning}calls",
-        f"calls ::= {' | '.join(_rule_name(t) for t in final)} | call {more}".rstrip(),
-        f"call ::= {' | '.join(_rule_name(t) for t in explore)}",
+        # One shared head, then the tool's name: a grammar engine that tracks every open
+        # alternative (llama.cpp) keeps one path, not eight, until the name decides.
+        f"calls ::= call-head ({' | '.join(_rule_name(t) for t in final)}) | call {more}".rstrip(),
+        f"call ::= call-head ({' | '.join(_rule_name(t) for t in explore)})",
+        f'call-head ::= "{{" ws {_literal(json.dumps("tool"))} ws ":" ws',
         'line ::= [^{}`\\n]+',
         *rules,
         *(_tool_rule(t) for t in TOOLS.values()),
