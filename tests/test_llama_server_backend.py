@@ -255,3 +255,18 @@ def test_batched_and_lone_episodes_record_where_the_time_went(server_backend: Ll
         assert EpisodeResult.from_dict(result.to_dict()) == result
     # The episodes share the system prompt: their first turns read it from the cache.
     assert all(r.rounds[0].prompt_reused > 0 for r in results)
+
+
+def test_the_default_gguf_backend_decodes_under_the_reply_grammar(server_backend: LlamaServerBackend) -> None:
+    # --constrain is on for the offline presets, which run on this backend: the request's
+    # grammar must reach llama.cpp (it was dropped here while the openai backend sent it).
+    from sqlscout.env.grammar import ReplyGrammar, ThinkMode, TurnKind
+
+    prompt = server_backend.chat.render([{"role": "user", "content": "Say hello."}])
+    params = SamplingParams(temperature=0.0, max_tokens=24, stop=server_backend.chat.stop)
+    final = ReplyGrammar(TurnKind.FINAL_SQL, ThinkMode.NONE)
+    free, bound = server_backend.generate(
+        [GenerationRequest(params, prompt=prompt), GenerationRequest(params, prompt=prompt, constraint=final)]
+    )
+    assert not free.text.startswith("```sql")  # left alone, the model greets
+    assert bound.text.startswith("```sql\n") and bound.text[7:].upper().startswith(("SELECT", "WITH")), bound.text

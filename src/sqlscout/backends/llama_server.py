@@ -295,7 +295,8 @@ class LlamaServerBackend(Backend):
             return _failed(f"the prompt is {len(ids)} tokens; the context holds {self.config.n_ctx}")
         try:
             self._restore_best(slot, ids)
-            data = self._post("/completion", self._body(request.params, ids, slot.index))
+            grammar = request.constraint.gbnf() if request.constraint is not None else None
+            data = self._post("/completion", self._body(request.params, ids, slot.index, grammar))
         except BackendError as exc:
             slot.ids = []
             return _failed(str(exc))
@@ -326,7 +327,7 @@ class LlamaServerBackend(Backend):
             decode_s=decode_s,
         )
 
-    def _body(self, params: SamplingParams, ids: list[int], slot: int) -> dict[str, Any]:
+    def _body(self, params: SamplingParams, ids: list[int], slot: int, grammar: str | None = None) -> dict[str, Any]:
         left = self.config.n_ctx - len(ids)
         body: dict[str, Any] = {
             "prompt": ids,
@@ -347,6 +348,8 @@ class LlamaServerBackend(Backend):
         }
         if params.seed is not None:
             body["seed"] = params.seed
+        if grammar is not None:  # the reply grammar (--constrain), as llama.cpp's GBNF
+            body["grammar"] = grammar
         stops = [s for s in params.stop if s not in self.chat.stop]  # end-of-turn tokens stop as EOS
         if stops:
             body["stop"] = stops
