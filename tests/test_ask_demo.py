@@ -122,3 +122,22 @@ def test_demo_json_with_the_embedded_model(qwen05_gguf: Path) -> None:
 @pytest.mark.parametrize("flag", [["--json"], []])
 def test_demo_unknown_model_is_one_line(flag: list[str]) -> None:
     _one_line_error(runner.invoke(app, ["demo", "--model", "nope", *flag]), "unknown model preset")
+
+
+def test_ask_with_samples_answers_with_the_query_most_samples_agree_on(
+    chinook_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Issue 11 item 3: N episodes run together and the answer is the largest group of
+    # final queries by result — here two samples count albums two ways, one is wrong.
+    import sqlscout.cli.ask as ask_cli
+
+    answers = ["SELECT COUNT(*) FROM Album", "SELECT 1", "SELECT count(AlbumId) FROM Album"]
+
+    def script(turn):  # noqa: ANN001, ANN202
+        return json.dumps({"tool": "submit_sql", "args": {"sql": answers[turn.episode[1]]}})
+
+    monkeypatch.setattr(ask_cli, "load_model", lambda *args, **kwargs: ScriptedBackend(script))
+    result = runner.invoke(app, ["ask", str(chinook_path), "How many albums are there?", "--samples", "3"])
+    assert result.exit_code == 0, result.output
+    assert "vote: 2 of 3 samples agree (2 distinct results); answering with sample 1" in result.output
+    assert "347" in result.output and "sample 2: submitted · SELECT 1" in result.output

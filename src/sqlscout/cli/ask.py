@@ -85,6 +85,7 @@ def ask(
     max_rounds: Optional[int] = typer.Option(None, help="Tool rounds before the final turn (default: the model's)."),
     max_turn_tokens: Optional[int] = typer.Option(None, help="Cap on one model turn (default: the model's)."),
     constrain: Optional[bool] = typer.Option(None, "--constrain/--no-constrain", help="Decode replies under the tool-call grammar (default: on for models not trained on the protocol)."),
+    samples: int = typer.Option(1, min=1, help="Episodes to run together; above 1 the answer is the query most of them agree on by its result (execution-guided selection)."),
     seed: int = typer.Option(0, help="Sampling seed."),
     temperature: Optional[float] = typer.Option(None, help="Sampling temperature (default: the model's)."),
     threads: Optional[int] = typer.Option(None, help="CPU threads for llama-cpp (default: half the cores)."),
@@ -112,11 +113,11 @@ def ask(
         if temperature is not None:
             sampling = sampling.with_(temperature=temperature)
         config = RunnerConfig(
-            episode=episode_config, sampling=sampling, max_batch=1, tool_workers=1, seed=seed, sandbox=sandbox
+            episode=episode_config, sampling=sampling, max_batch=samples, tool_workers=1, seed=seed, sandbox=sandbox
         )
     except SqlscoutError as exc:
         fail(str(exc))
-    loaded = load_model(model, backend, cache_dir, threads=threads, api_key=api_key)
+    loaded = load_model(model, backend, cache_dir, threads=threads, episodes=samples, api_key=api_key)
     with loaded, Runner(loaded, config) as runner:
         try:
             database = runner.database(db)
@@ -131,13 +132,33 @@ def ask(
             print_round(console, ep.rounds[-1], tokens_used=ep.tokens_used, budget=ep.config.token_budget, turns_left=left)
 
         try:
-            result = next(iter(runner.run([task], on_turn=on_turn))).result
+            # One episode is watched round by round; several run together, then vote.
+            rollouts = sorted(runner.run([task], samples, on_turn=on_turn if samples == 1 else None), key=lambda r: r.sample)
         except SqlscoutError as exc:
             fail(str(exc))
-        if result.error is not None:
-            fail(result.error)
+        results = [r.result for r in rollouts]
+        if all(r.error is not None for r in results):
+            fail(str(results[0].error))
+        result = results[0] if samples == 1 else _vote(results, database)
         ok = print_answer(console, result, database)
     raise typer.Exit(0 if ok else 1)
+
+
+def _vote(results: list, database: Any) -> Any:
+    """The episode whose answer most samples agree on by result (execution-guided selection)."""
+    from sqlscout.evaluation.selection import select_by_execution
+
+    for i, r in enumerate(results, 1):
+        console.print(f"sample {i}: {r.stop_reason.value} · {r.final_sql or '(no answer)'}", markup=False, soft_wrap=True)
+    pick = select_by_execution([r.final_sql for r in results], database)
+    if pick.index is None:
+        console.print("no sample gave an answer")
+        return results[0]
+    console.print(
+        f"[bold]vote:[/] {pick.votes} of {len(results)} samples agree ({pick.groups} distinct results); "
+        f"answering with sample {pick.index + 1}"
+    )
+    return results[pick.index]
 
 
 def demo(

@@ -13,6 +13,7 @@ if TYPE_CHECKING:
     from sqlscout.evaluation.record import EpisodeRecord, ResultPreview, task_key
     from sqlscout.evaluation.run import Progress, RunOutcome, plan_jobs, run_eval
     from sqlscout.evaluation.sources import EpisodeSource, Job, runner_source, scripted_source
+    from sqlscout.evaluation.selection import Selection, select_by_execution
     from sqlscout.evaluation.store import RunDir
     from sqlscout.evaluation.trace import EpisodeFacts, episode_facts
 
@@ -25,6 +26,7 @@ _HOME = {
     **dict.fromkeys(("Progress", "RunOutcome", "plan_jobs", "run_eval"), "run"),
     **dict.fromkeys(("EpisodeSource", "Job", "runner_source", "scripted_source"), "sources"),
     "RunDir": "store",
+    **dict.fromkeys(("Selection", "select_by_execution"), "selection"),
     **dict.fromkeys(("EpisodeFacts", "episode_facts"), "trace"),
 }
 
@@ -55,6 +57,7 @@ __all__ = [
     "RunDir",
     "RunMetrics",
     "RunOutcome",
+    "Selection",
     "compute_metrics",
     "config_mismatch",
     "episode_facts",
@@ -64,5 +67,6 @@ __all__ = [
     "run_eval",
     "runner_source",
     "scripted_source",
+    "select_by_execution",
     "task_key",
 ]
