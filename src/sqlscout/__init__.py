@@ -53,6 +53,8 @@ _WHERE = {
 __all__ = sorted(_WHERE)
 
 
+# sqlscout.env.lazy.lazy_names, written out: `import sqlscout` loads no submodule at all
+# (tests/test_startup.py), not even that helper.
 def __getattr__(name: str) -> Any:
     module = _WHERE.get(name)
     if module is None:

@@ -8,8 +8,9 @@ package (``sqlscout.data.spider``, say) loads only what that module needs.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sqlscout.env.lazy import lazy_names
 
 _WHERE = {
     "BENCHMARKS": "sqlscout.data.loader",
@@ -23,19 +24,7 @@ _WHERE = {
 __all__ = ["BENCHMARKS", "LEVELS", "Condition", "MissingDb", "apply_condition", "load_tasks"]
 
 
-# The same few lines as in sqlscout/__init__.py: the environment imports nothing of
-# the package outside itself (tests/test_architecture.py).
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # once resolved, a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(globals(), _WHERE)
 
 
 if TYPE_CHECKING:  # what type checkers and IDEs see

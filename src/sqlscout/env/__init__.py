@@ -14,8 +14,9 @@ where SQL is parsed). Its modules, from the bottom up:
 Nothing here drives a model: :mod:`sqlscout.runner` does, for every command.
 """
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sqlscout.env.lazy import lazy_names
 
 # Public name -> the module that defines it. Resolved on first use (PEP 562), so that
 # importing one module of the package (``sqlscout.env.task``, say) loads only that
@@ -87,19 +88,7 @@ __all__ = [
 ]
 
 
-# The same few lines as in sqlscout/__init__.py: the environment imports nothing of
-# the package outside itself (tests/test_architecture.py).
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value  # once resolved, a plain attribute
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_names(globals(), _WHERE)
 
 
 if TYPE_CHECKING:  # what type checkers and IDEs see

@@ -5,7 +5,9 @@
 SPEC §6; ``sqlscout report`` renders them.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from sqlscout.env.lazy import lazy_names
 
 if TYPE_CHECKING:
     from sqlscout.evaluation.config import EvalConfig, config_mismatch
@@ -31,18 +33,7 @@ _HOME = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    if name not in _HOME:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_HOME})
+__getattr__, __dir__ = lazy_names(globals(), {name: f"{__name__}.{module}" for name, module in _HOME.items()})
 
 
 __all__ = [
