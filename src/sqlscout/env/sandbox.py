@@ -36,7 +36,6 @@ import hashlib
 import marshal
 import os
 import queue
-import re
 import sqlite3
 import threading
 import time
@@ -46,48 +45,13 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from sqlscout.env.bounded_functions import BoundedFunctions
+from sqlscout.env.readonly import SKIPPABLE, WRITE_VERBS, authorize, describe_error, leading_verb, refusal
 from sqlscout.env.schema import Schema, quote_identifier, read_schema
 from sqlscout.errors import DatabaseError, QueryError, QueryRefused, QueryTimeout
 
 __all__ = ["Database", "QueryResult", "SandboxConfig"]
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
-
-# PRAGMAs that only report; their argument (if any) names a table or index.
-_REPORTING_PRAGMAS = frozenset(
-    {
-        "table_info", "table_xinfo", "table_list", "index_list", "index_info",
-        "index_xinfo", "foreign_key_list", "database_list", "collation_list",
-        "function_list", "pragma_list", "module_list", "compile_options",
-    }
-)
-# PRAGMAs that report when read bare and change state when given a value.
-_SETTABLE_PRAGMAS = frozenset(
-    {
-        "encoding", "user_version", "application_id", "schema_version", "page_size",
-        "page_count", "freelist_count", "journal_mode", "foreign_keys", "query_only",
-        "case_sensitive_like", "recursive_triggers", "auto_vacuum", "cache_size",
-        "data_version",
-    }
-)
-_DENIED_FUNCTIONS = frozenset({"load_extension", "readfile", "writefile", "edit", "fts3_tokenizer"})
-
-def _authorize(action: int, arg1: str | None, arg2: str | None, _db: str | None, _src: str | None) -> int:
-    if action in (sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_RECURSIVE):
-        return sqlite3.SQLITE_OK
-    if action == sqlite3.SQLITE_FUNCTION:
-        return sqlite3.SQLITE_DENY if (arg2 or "").lower() in _DENIED_FUNCTIONS else sqlite3.SQLITE_OK
-    if action == sqlite3.SQLITE_PRAGMA:
-        name = (arg1 or "").lower()
-        if name in _REPORTING_PRAGMAS or (name in _SETTABLE_PRAGMAS and arg2 is None):
-            return sqlite3.SQLITE_OK
-    if action == sqlite3.SQLITE_UPDATE and arg1 == "sqlite_master" and _src is None:
-        # Asked when a table-valued pragma (SELECT * FROM pragma_table_info('t')) is
-        # first used on a connection; nothing is written (the connection is read-only
-        # and query_only; a real UPDATE of sqlite_master is refused by its first keyword).
-        return sqlite3.SQLITE_OK
-    return sqlite3.SQLITE_DENY
-
 
 class _ThreadState(threading.local):
     """Per thread: the connection of its :meth:`Database.snapshot` and the end of its
@@ -353,7 +317,7 @@ class Database:
         try:
             conn.execute(statement)
         finally:
-            conn.set_authorizer(_authorize)
+            conn.set_authorizer(authorize)
 
     def _borrow(self) -> sqlite3.Connection:
         try:
@@ -381,11 +345,11 @@ class Database:
         if "\x00" in sql:
             # SQLite stops reading at a NUL, so what follows it would pass every check unseen.
             raise QueryRefused("Refused: the query holds a NUL character; send one SQL statement as plain text.")
-        if _leading_verb(sql) in _WRITE_VERBS:
+        if leading_verb(sql) in WRITE_VERBS:
             # The authorizer cannot see statements that touch nothing (DROP ... IF EXISTS
             # of a missing object) or that only compile (EXPLAIN VACUUM); refuse them by
             # their verb so a write never passes as a harmless no-op or as an answer.
-            raise QueryRefused(_refusal(sql, ""))
+            raise QueryRefused(refusal(sql, ""))
         timeout = self.config.timeout_s if timeout_s is None else timeout_s
         left = self.time_left()
         turn_bound = left is not None and left < timeout
@@ -417,7 +381,7 @@ class Database:
         QueryError for a statement that does not compile.
         """
         # "EXPLAIN ;DELETE ..." would explain the empty statement before the ";".
-        self.execute("EXPLAIN " + _SKIPPABLE.sub("", sql), max_rows=1)
+        self.execute("EXPLAIN " + SKIPPABLE.sub("", sql), max_rows=1)
 
     def close(self) -> None:
         """Close every pooled connection. The object must not be used afterwards."""
@@ -441,7 +405,7 @@ class Database:
         conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
         bounded = BoundedFunctions(conn, max_value_bytes=self.config.max_value_bytes)
         _connect_virtual_tables(conn)
-        conn.set_authorizer(_authorize)
+        conn.set_authorizer(authorize)
         with self._lock:
             self._all[conn] = bounded
         return conn
@@ -474,7 +438,7 @@ class Database:
             if "user-defined function raised exception" in message and bounded.failure:
                 message = bounded.failure
             if "authoriz" in message:
-                raise QueryRefused(_refusal(sql, message)) from None
+                raise QueryRefused(refusal(sql, message)) from None
             if message == "interrupted" or monotonic() > deadline:
                 raise QueryTimeout(
                     f"Query timed out after {timeout:g} s and was stopped; "
@@ -482,7 +446,7 @@ class Database:
                 ) from None
             if "decode" in message and not lossy:
                 raise _NeedsLossyDecoding from None
-            raise QueryError(_describe_error(message)) from None
+            raise QueryError(describe_error(message)) from None
         except UnicodeEncodeError:
             # A lone surrogate (a JSON "\ud800" escape, an undecodable shell argument)
             # cannot be encoded for SQLite; that is the query's fault, not ours.
@@ -494,8 +458,8 @@ class Database:
         except sqlite3.DatabaseError as exc:
             message = str(exc)
             if "authoriz" in message or "readonly" in message or "read-only" in message:
-                raise QueryRefused(_refusal(sql, message)) from None
-            raise QueryError(_describe_error(message)) from None
+                raise QueryRefused(refusal(sql, message)) from None
+            raise QueryError(describe_error(message)) from None
         finally:
             if cursor is not None:
                 cursor.close()
@@ -563,51 +527,6 @@ def _connect_virtual_tables(conn: sqlite3.Connection) -> None:
             conn.execute(f"SELECT 1 FROM {source} LIMIT 0").fetchall()
         except sqlite3.Error:
             continue
-
-
-def _describe_error(message: str) -> str:
-    if "attempt to write a readonly database" in message:
-        return "Refused: the database is read-only; only SELECT queries are allowed."
-    return f"SQL error: {message}"
-
-
-# What SQLite skips before a statement: whitespace, comments and empty statements (";").
-_SKIPPABLE_TEXT = r"\s+|;|--[^\n]*(?:\n|$)|/\*.*?(?:\*/|$)"
-_SKIPPABLE = re.compile(f"^(?:{_SKIPPABLE_TEXT})*", re.S)
-# ... and the EXPLAIN prefix that compile() adds, before the verb.
-_LEADING_NOISE = re.compile(f"^(?:{_SKIPPABLE_TEXT}|EXPLAIN\\b(?:\\s+QUERY\\s+PLAN\\b)?)*", re.I | re.S)
-
-
-# Statements that write, change the schema or connection state, or hold locks.
-_WRITE_VERBS = frozenset(
-    {
-        "INSERT", "UPDATE", "DELETE", "REPLACE", "CREATE", "DROP", "ALTER", "ATTACH",
-        "DETACH", "VACUUM", "REINDEX", "ANALYZE", "BEGIN", "COMMIT", "END", "ROLLBACK",
-        "SAVEPOINT", "RELEASE",
-    }
-)
-
-
-def _leading_verb(sql: str) -> str:
-    """The statement's first keyword, upper-cased, past comments and ``EXPLAIN``.
-
-    >>> _leading_verb("/* hi */ EXPLAIN QUERY PLAN -- x\\n  delete from t")
-    'DELETE'
-    >>> _leading_verb("EXPLAIN ;; DROP VIEW v")
-    'DROP'
-    """
-    words = _LEADING_NOISE.sub("", sql).split(None, 1)
-    return words[0].upper().rstrip(";") if words else ""
-
-
-def _refusal(sql: str, message: str) -> str:
-    if "to use function" in message:
-        function = message.rsplit(":", 1)[-1].strip()
-        return f"Refused: the function {function} is not allowed here."
-    verb = _leading_verb(sql)
-    if verb and verb not in {"SELECT", "WITH", "VALUES", "EXPLAIN", "("}:
-        return f"Refused: the database is read-only; only SELECT queries are allowed ({verb} is not)."
-    return "Refused: the database is read-only; only SELECT queries are allowed."
 
 
 def _check_sqlite_file(path: Path, config: SandboxConfig) -> None:
