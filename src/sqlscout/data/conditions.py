@@ -21,7 +21,6 @@ Condition(kind='distractors', k=3)
 from __future__ import annotations
 
 import hashlib
-import os
 import random
 import re
 from dataclasses import dataclass, replace
@@ -29,10 +28,11 @@ from pathlib import Path
 from typing import Iterable
 
 from sqlscout.data.subset import build_subset, table_names
+from sqlscout.env.sandbox import file_sha256
 from sqlscout.errors import ConfigError, DataError
 from sqlscout.env.task import Task
 
-__all__ = ["Condition", "apply_condition", "content_hash"]
+__all__ = ["Condition", "apply_condition"]
 
 _KINDS = ("full", "gold", "distractors")
 
@@ -69,15 +69,6 @@ class Condition:
         return f"distractors:{self.k}" if self.kind == "distractors" else self.kind
 
 
-def content_hash(path: str | os.PathLike[str]) -> str:
-    """sha256 of a file's bytes (the same value ``Database.content_hash`` gives)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def apply_condition(
     tasks: Iterable[Task], condition: str | Condition, cache_dir: str | Path, *, seed: int = 0
 ) -> list[Task]:
@@ -95,7 +86,7 @@ def apply_condition(
         if source not in sources:
             if not source.is_file():
                 raise DataError(f"question {task.question_id}: database {source} not found; cannot build condition {condition}.")
-            sources[source] = (content_hash(source), table_names(source))
+            sources[source] = (file_sha256(source), table_names(source))
         digest, names = sources[source]
         gold = _gold_tables(task, names)
         keep = gold + _distractors(names, gold, condition.k, seed, digest)

@@ -49,7 +49,7 @@ from sqlscout.env.readonly import SKIPPABLE, WRITE_VERBS, authorize, describe_er
 from sqlscout.env.schema import Schema, quote_identifier, read_schema
 from sqlscout.errors import DatabaseError, QueryError, QueryRefused, QueryTimeout
 
-__all__ = ["Database", "QueryResult", "SandboxConfig"]
+__all__ = ["Database", "QueryResult", "SandboxConfig", "file_sha256"]
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -239,11 +239,7 @@ class Database:
         stat = self.path.stat()
         key = (stat.st_size, stat.st_mtime_ns)
         if self._hash is None or self._hash[0] != key:
-            digest = hashlib.sha256()
-            with open(self.path, "rb") as handle:
-                for block in iter(lambda: handle.read(1 << 20), b""):
-                    digest.update(block)
-            self._hash = (key, digest.hexdigest())
+            self._hash = (key, file_sha256(self.path))
         return self._hash[1]
 
     @contextmanager
@@ -527,6 +523,16 @@ def _connect_virtual_tables(conn: sqlite3.Connection) -> None:
             conn.execute(f"SELECT 1 FROM {source} LIMIT 0").fetchall()
         except sqlite3.Error:
             continue
+
+
+def file_sha256(path: str | os.PathLike[str]) -> str:
+    """The sha256 of a file's bytes, read a megabyte at a time (a database's identity in
+    the result cache and the schema-condition builds)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _check_sqlite_file(path: Path, config: SandboxConfig) -> None:

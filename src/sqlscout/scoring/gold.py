@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Callable, Literal, Protocol
 
 from sqlscout.env.sandbox import Database
+from sqlscout.scoring.result_cache import ResultCache
 from sqlscout.scoring.verdict import ExecResult, execute_for_scoring
 
 __all__ = ["GoldResults", "GoldSource", "GoldStore"]
@@ -71,13 +72,15 @@ class GoldResults:
         self._stores: dict[Path, GoldStore | None] = {}
 
     @classmethod
-    def over_cache(cls, cache: object, **options: object) -> GoldResults:
-        """Gold results kept in ``cache`` (a ``ResultCache``), by each database's content hash."""
+    def over_cache(
+        cls, cache: ResultCache, *, max_entries: int = 4096, max_cells: int = 50_000, write_through: bool = False
+    ) -> GoldResults:
+        """Gold results kept in ``cache``, by each database's content hash."""
 
-        def store(path: Path) -> GoldStore | None:
-            return cache.results(cache.database_hash(path))  # type: ignore[attr-defined, no-any-return]
+        def store(path: Path) -> GoldStore:
+            return cache.results(cache.database_hash(path))
 
-        return cls(store, **options)  # type: ignore[arg-type]
+        return cls(store, max_entries=max_entries, max_cells=max_cells, write_through=write_through)
 
     def get(
         self, db: Database, sql: str, *, timeout_s: float | None = None, max_rows: int | None = None

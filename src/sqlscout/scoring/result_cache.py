@@ -45,7 +45,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from sqlscout.scoring import ExecResult
+from sqlscout.env.sandbox import file_sha256
+from sqlscout.scoring.verdict import ExecResult
 
 __all__ = ["SPILL_CELLS", "ResultBundle", "ResultCache", "cacheable"]
 
@@ -137,9 +138,7 @@ class ResultCache:
             stamp = f"{stat.st_size}:{stat.st_mtime_ns}"
             known = self._hashes.get(path)
             if known is None or known[0] != stamp:
-                from sqlscout.data.conditions import content_hash  # only for a database not seen before
-
-                known = self._hashes[path] = learnt[path] = (stamp, content_hash(path))
+                known = self._hashes[path] = learnt[path] = (stamp, file_sha256(path))
             digests.append(known[1])
         if learnt:
             with self._locked():
