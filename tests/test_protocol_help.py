@@ -190,3 +190,49 @@ def test_single_shot_runs_with_every_option(task: Task) -> None:
     with Runner(ScriptedBackend(["```sql\n" + COUNT + "\n```"]), config) as runner:
         [rollout] = list(runner.run([task]))
     assert rollout.result.final_sql == COUNT and rollout.result.prompt_version == PROMPT_VERSION + "+values2"
+
+
+def test_a_reply_that_only_repeats_earlier_calls_forces_the_final_turn(db: Database, task: Task) -> None:
+    ep = Episode(task, db, EpisodeConfig(end_on_repeat=True))
+    assert ep.prompt_version.endswith("+repeat")
+    first = ep.step(call("list_tables") + "\n" + call("describe_table", table_name="Genre"))
+    assert "Genre" in first and not ep.in_final_turn
+    # a new call alongside an old one is not a loop
+    ep.step(call("describe_table", table_name="Genre") + "\n" + call("run_query", sql=COUNT))
+    assert not ep.in_final_turn
+    again = ep.step(call("run_query", sql=COUNT) + "\n" + call("list_tables"))
+    assert again.startswith("Not run: you made these calls before")
+    assert "You repeated calls" in again and COUNT in again and ep.in_final_turn
+    assert ep.rounds[-1].calls == []  # nothing ran again
+    ep.step(f"```sql\n{COUNT}\n```")
+    result = ep.result()
+    assert result.stop_reason is StopReason.REPEATED_CALLS and result.final_sql == COUNT
+    assert result.answer_source is AnswerSource.FINAL_TURN
+
+
+def test_repeats_run_as_before_without_the_option(db: Database, task: Task) -> None:
+    ep = Episode(task, db, EpisodeConfig())
+    for _ in range(3):
+        assert "Genre" in ep.step(call("list_tables"))
+    assert not ep.in_final_turn and len(ep.rounds) == 3
+
+
+def test_the_submit_hint_follows_a_query_that_ran_and_only_then(db: Database, task: Task) -> None:
+    ep = Episode(task, db, EpisodeConfig(submit_hint=True))
+    assert ep.prompt_version.endswith("+hint")
+    assert "submit it now" not in ep.step(call("list_tables"))
+    assert "submit it now" not in ep.step(call("run_query", sql="SELECT nope FROM Genre"))
+    shown = ep.step(call("run_query", sql=COUNT))
+    assert "If the query you ran answers the question exactly, submit it now with submit_sql" in shown
+    assert shown.rstrip().endswith("tool turns left before you must answer]")
+    assert "submit it now" not in ep.step(call("describe_table", table_name="Genre"))
+    assert "submit it now" not in Episode(task, db).step(call("run_query", sql=COUNT))
+
+
+def test_reasoning_lines_reach_the_grammar(db: Database, task: Task) -> None:
+    ep = Episode(task, db, EpisodeConfig(constrain=True, reasoning_lines=0))
+    grammar = ep.request().constraint
+    assert grammar is not None and grammar.reasoning_lines == 0
+    assert "line" not in grammar.gbnf().split("\n")[0]  # the root starts with the calls
+    with pytest.raises(ConfigError, match="reasoning_lines"):
+        EpisodeConfig(reasoning_lines=-1)

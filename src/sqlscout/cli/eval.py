@@ -61,6 +61,9 @@ def eval_command(
     defer_mixed_submit: Optional[bool] = typer.Option(None, "--defer-mixed-submit/--no-defer-mixed-submit", help="A submit_sql sent with other calls waits for their results (default: the model's)."),
     worked_example: Optional[bool] = typer.Option(None, "--worked-example/--no-worked-example", help="Show a worked example episode in the prompt (default: the model's)."),
     example_values: Optional[int] = typer.Option(None, help="Example values per column in the schema text, 0-10 (default: the model's)."),
+    end_on_repeat: Optional[bool] = typer.Option(None, "--end-on-repeat/--no-end-on-repeat", help="A reply that only repeats earlier calls forces the final turn (default: the model's)."),
+    submit_hint: Optional[bool] = typer.Option(None, "--submit-hint/--no-submit-hint", help="After a query runs, ask to submit it if it answers the question (default: the model's)."),
+    reasoning_lines: Optional[int] = typer.Option(None, help="Under --constrain, most lines of text before the calls (default: the model's)."),
     db_root: Optional[Path] = typer.Option(None, help="Where the databases are, if not in the benchmark's layout (JSONL records naming a db_id)."),
     missing_db: str = typer.Option("error", help="Questions whose database file is absent: error, skip."),
     cache_dir: Path = typer.Option(DEFAULT_CACHE, help="Where SQaLe and schema-condition databases are built, and gold results kept (shared with sqlscout score)."),
@@ -120,6 +123,7 @@ def eval_command(
                     "max_rounds": max_rounds, "token_budget": token_budget, "max_turn_tokens": max_turn_tokens,
                     "constrain": constrain, "defer_mixed_submit": defer_mixed_submit,
                     "worked_example": worked_example, "example_values": example_values,
+                    "end_on_repeat": end_on_repeat, "submit_hint": submit_hint, "reasoning_lines": reasoning_lines,
                 }.items()
                 if v is not None
             },

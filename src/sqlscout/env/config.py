@@ -33,6 +33,12 @@ class EpisodeConfig:
         worked_example: the system prompt carries one short worked episode.
         example_values: how many example values per column the schema text shows (0:
             none; only where the schema is shown: ``full`` and single-shot).
+        end_on_repeat: an exploration reply whose calls were all made before (a model in a
+            loop) runs nothing and forces the final turn (stop reason ``repeated_calls``).
+        submit_hint: after a reply whose ``run_query`` ran, the results end with a line
+            asking to submit that query if it answers the question, or fix it.
+        reasoning_lines: under ``constrain``, the most lines of plain text before the calls
+            of an exploration reply (0: the calls come first).
         turn_time_limit_s: seconds the tool calls of one model turn may take in all; a call
             still pending when they are used up is not run (nor is one after the failed-query
             limit is reached) and says so. ``submit_sql`` always runs. None: no limit.
@@ -48,6 +54,9 @@ class EpisodeConfig:
     defer_mixed_submit: bool = False
     worked_example: bool = False
     example_values: int = 0
+    end_on_repeat: bool = False
+    submit_hint: bool = False
+    reasoning_lines: int = 3
     turn_time_limit_s: float | None = 20.0
 
     def __post_init__(self) -> None:
@@ -64,6 +73,8 @@ class EpisodeConfig:
             )
         if not 0 <= self.example_values <= 10:
             raise ConfigError(f"example_values must be between 0 and 10, got {self.example_values}")
+        if not 0 <= self.reasoning_lines <= 20:
+            raise ConfigError(f"reasoning_lines must be between 0 and 20, got {self.reasoning_lines}")
         if self.turn_time_limit_s is not None and not self.turn_time_limit_s > 0:
             raise ConfigError(f"turn_time_limit_s must be > 0 or None, got {self.turn_time_limit_s}")
         if self.max_turn_tokens is not None and self.max_turn_tokens < 1:

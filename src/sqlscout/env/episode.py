@@ -39,6 +39,8 @@ from sqlscout.env.parser import ToolCall, extract_final_sql, parse_turn
 from sqlscout.env.prompts import (
     LIMIT_REASONS,
     PROMPT_VERSION,
+    REPEATED_CALLS,
+    SUBMIT_HINT,
     SchemaMode,
     budget_line,
     final_turn_message,
@@ -143,7 +145,9 @@ class EpisodeBase:
         if not self.config.constrain:
             return None
         think = think_mode_after(getattr(self.chat, "assistant_prefix", ""))
-        return ReplyGrammar(TurnKind.FINAL_SQL if final else TurnKind.CALLS, think)
+        return ReplyGrammar(
+            TurnKind.FINAL_SQL if final else TurnKind.CALLS, think, reasoning_lines=self.config.reasoning_lines
+        )
 
     def result(self) -> EpisodeResult:
         if self._result is None:
@@ -245,10 +249,18 @@ class Episode(EpisodeBase):
             max_rounds=config.max_rounds,
             worked_example=config.worked_example,
         )
-        version = prompt_version(worked_example=config.worked_example, example_values=config.example_values if full else 0)
+        version = prompt_version(
+            worked_example=config.worked_example,
+            example_values=config.example_values if full else 0,
+            end_on_repeat=config.end_on_repeat,
+            submit_hint=config.submit_hint,
+        )
         super().__init__(task, db, config, messages, chat=chat, counter=counter, version=version)
         self.failed_streak = 0
         self._final_reason: StopReason | None = None
+        self._made: set[str] = set()  # keys of the calls made so far (end_on_repeat)
+        self._repeated = False  # the last reply only repeated earlier calls
+        self._ran_query = False  # a run_query of the last reply ran without error (submit_hint)
         if self.tokens_used + self.config.final_turn_reserve > self.config.token_budget:
             self._finish(None, AnswerSource.NONE, StopReason.BUDGET_EXHAUSTED)
 
@@ -295,6 +307,10 @@ class Episode(EpisodeBase):
                 self._finish(direct, AnswerSource.DIRECT, StopReason.ANSWERED)
                 return None
             return NO_CALL_MESSAGE
+        self._ran_query = False
+        if self.config.end_on_repeat and self._only_repeats(parsed.calls):
+            self._repeated = True
+            return REPEATED_CALLS
         parts: list[str] = []
         seen: dict[str, CallRecord] = {}
         several = len(parsed.calls) > 1  # a lone call needs no identity (it costs a json.dumps)
@@ -323,6 +339,13 @@ class Episode(EpisodeBase):
         parts += [f"Error: {e}" for e in parsed.errors]
         return "\n\n".join(parts)
 
+    def _only_repeats(self, calls: list[ToolCall]) -> bool:
+        """Whether every one of ``calls`` was made in an earlier reply (a submission never is)."""
+        keys = {c.key() for c in calls}
+        repeated = all(c.tool != "submit_sql" for c in calls) and keys <= self._made
+        self._made |= keys
+        return repeated
+
     def _skip_reason(self, call: ToolCall, turn_ends: float | None) -> str | None:
         """Why ``call`` is not run (the turn's failures or time are used up), or None.
 
@@ -348,20 +371,25 @@ class Episode(EpisodeBase):
         if outcome.ok:
             self.failed_streak = 0
             self.last_good_sql = outcome.sql
+            self._ran_query = True
         else:
             self.failed_streak += 1
 
     def _reply(self, record: RoundRecord, results: str, completion: str) -> str | None:
         """Append the environment turn (results + budget line or final message)."""
         rounds_done = sum(1 for r in self.rounds if not r.final)
-        if self.failed_streak >= self.config.max_failed_queries:
+        if self._repeated:
+            self._final_reason = StopReason.REPEATED_CALLS
+            message = results + "\n\n" + final_turn_message(LIMIT_REASONS["repeat"], self.last_good_sql)
+        elif self.failed_streak >= self.config.max_failed_queries:
             self._final_reason = StopReason.FAILED_QUERY_LIMIT
             message = results + "\n\n" + final_turn_message(LIMIT_REASONS["failures"], self.last_good_sql)
         elif rounds_done >= self.config.max_rounds:
             self._final_reason = StopReason.ROUND_LIMIT
             message = results + "\n\n" + final_turn_message(LIMIT_REASONS["rounds"], self.last_good_sql)
         else:
-            message = results + "\n\n" + budget_line(self.config.max_rounds - rounds_done)
+            hint = SUBMIT_HINT + "\n" if self.config.submit_hint and self._ran_query else ""
+            message = results + "\n\n" + hint + budget_line(self.config.max_rounds - rounds_done)
         glue = self._glue(completion, message)
         n = self.counter.count(glue)  # counted once: with a real tokenizer this is the costly part
         if self.tokens_used + n + self.config.final_turn_reserve > self.config.token_budget:

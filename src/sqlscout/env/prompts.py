@@ -13,7 +13,10 @@ from sqlscout.env.chat import Message
 from sqlscout.env.tools import TOOLS
 
 __all__ = [
+    "LIMIT_REASONS",
     "PROMPT_VERSION",
+    "REPEATED_CALLS",
+    "SUBMIT_HINT",
     "SchemaMode",
     "budget_line",
     "final_turn_message",
@@ -133,16 +136,19 @@ def _system_prompt(full_schema: bool, max_rounds: int, worked_example: bool = Fa
     return text + _WORKED_EXAMPLE if worked_example else text
 
 
-def prompt_version(*, worked_example: bool = False, example_values: int = 0) -> str:
+def prompt_version(
+    *, worked_example: bool = False, example_values: int = 0, end_on_repeat: bool = False, submit_hint: bool = False
+) -> str:
     """The version recorded with a result: :data:`PROMPT_VERSION`, plus a suffix for each
     prompt option in use, so that the seed's protocol keeps its own version unchanged.
 
     >>> prompt_version()
     'sqlscout-prompt-2'
-    >>> prompt_version(worked_example=True, example_values=3)
-    'sqlscout-prompt-2+example+values3'
+    >>> prompt_version(worked_example=True, example_values=3, end_on_repeat=True, submit_hint=True)
+    'sqlscout-prompt-2+example+values3+repeat+hint'
     """
     suffix = ("+example" if worked_example else "") + (f"+values{example_values}" if example_values else "")
+    suffix += ("+repeat" if end_on_repeat else "") + ("+hint" if submit_hint else "")
     return PROMPT_VERSION + suffix
 
 
@@ -180,4 +186,14 @@ LIMIT_REASONS = {
     "rounds": "You have used all your tool turns; the exploration limit is reached.",
     "failures": "Too many queries failed in a row; the exploration limit is reached.",
     "budget": "The token budget is almost spent; the exploration limit is reached.",
+    "repeat": "You repeated calls whose results you already have; the exploration is over.",
 }
+
+# With ``end_on_repeat``: the result of a reply that only repeated earlier calls.
+REPEATED_CALLS = "Not run: you made these calls before; their results are in the messages above."
+
+# With ``submit_hint``: the line after the results of a reply whose run_query ran.
+SUBMIT_HINT = (
+    "If the query you ran answers the question exactly, submit it now with submit_sql; "
+    "otherwise fix it and run it again."
+)

@@ -23,6 +23,7 @@ class StopReason(str, Enum):
     ROUND_LIMIT = "round_limit"  # all tool rounds used; final turn forced
     FAILED_QUERY_LIMIT = "failed_query_limit"  # too many failed run_query in a row; final turn forced
     BUDGET_EXHAUSTED = "budget_exhausted"  # the token budget ran out
+    REPEATED_CALLS = "repeated_calls"  # a reply only repeated earlier calls (end_on_repeat); final turn forced
     BACKEND_ERROR = "backend_error"  # the model backend failed; see EpisodeResult.error
 
 
