@@ -220,13 +220,13 @@ def test_repeats_run_as_before_without_the_option(db: Database, task: Task) -> N
 def test_the_submit_hint_follows_a_query_that_ran_and_only_then(db: Database, task: Task) -> None:
     ep = Episode(task, db, EpisodeConfig(submit_hint=True))
     assert ep.prompt_version.endswith("+hint")
-    assert "submit it now" not in ep.step(call("list_tables"))
-    assert "submit it now" not in ep.step(call("run_query", sql="SELECT nope FROM Genre"))
+    assert "submit that same query" not in ep.step(call("list_tables"))
+    assert "submit that same query" not in ep.step(call("run_query", sql="SELECT nope FROM Genre"))
     shown = ep.step(call("run_query", sql=COUNT))
-    assert "If the query you ran answers the question exactly, submit it now with submit_sql" in shown
+    assert "If the query you ran answers the question exactly, submit that same query now with submit_sql" in shown
     assert shown.rstrip().endswith("tool turns left before you must answer]")
-    assert "submit it now" not in ep.step(call("describe_table", table_name="Genre"))
-    assert "submit it now" not in Episode(task, db).step(call("run_query", sql=COUNT))
+    assert "submit that same query" not in ep.step(call("describe_table", table_name="Genre"))
+    assert "submit that same query" not in Episode(task, db).step(call("run_query", sql=COUNT))
 
 
 def test_reasoning_lines_reach_the_grammar(db: Database, task: Task) -> None:

@@ -194,6 +194,6 @@ REPEATED_CALLS = "Not run: you made these calls before; their results are in the
 
 # With ``submit_hint``: the line after the results of a reply whose run_query ran.
 SUBMIT_HINT = (
-    "If the query you ran answers the question exactly, submit it now with submit_sql; "
-    "otherwise fix it and run it again."
+    "If the query you ran answers the question exactly, submit that same query now with submit_sql "
+    "(results show at most 5 rows: that is no reason to add a LIMIT); otherwise fix it and run it again."
 )
