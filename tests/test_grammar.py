@@ -21,6 +21,7 @@ from sqlscout.backends.offline_tokenizers import qwen3_tokenizer
 from sqlscout.env.grammar import ReplyGrammar, ThinkMode, TurnKind, think_mode_after
 from sqlscout.env.parser import extract_final_sql, parse_turn
 from sqlscout.env.tools import TOOLS, Tool
+from sqlscout.errors import ConfigError
 
 pytest.importorskip("llguidance")
 
@@ -126,6 +127,15 @@ def test_several_calls_and_reasoning_lines_are_accepted(grammar_tokenizer: Gramm
     assert accepts(grammar_tokenizer, CALLS, reply)
     assert len(parse_turn(reply).calls) == 3
     assert not accepts(grammar_tokenizer, ReplyGrammar(TurnKind.CALLS, ThinkMode.NONE, reasoning_lines=0), reply)
+
+
+def test_a_grammar_restricted_to_some_tools_takes_only_those(grammar_tokenizer: GrammarTokenizer) -> None:
+    for only in (("run_query",), ("list_tables",), ("describe_table", "submit_sql")):
+        grammar = ReplyGrammar(TurnKind.CALLS, ThinkMode.NONE, reasoning_lines=0, tools=only)
+        for text in VALID:
+            assert accepts(grammar_tokenizer, grammar, text) == (json.loads(text)["tool"] in only), (only, text)
+    with pytest.raises(ConfigError, match="tools"):
+        ReplyGrammar(tools=("drop_table",))
 
 
 @pytest.mark.parametrize("name", sorted(MALFORMED))
@@ -274,10 +284,12 @@ def _copy(url: str, grammar: ReplyGrammar, text: str) -> tuple[str, str]:
 def test_llama_server_compiles_every_grammar(llama_server: str) -> None:
     import httpx
 
-    for kind, think in itertools.product(TurnKind, ThinkMode):
-        body = {"prompt": "x", "max_tokens": 1, "temperature": 0, "grammar": ReplyGrammar(kind, think).gbnf()}
+    grammars = [ReplyGrammar(kind, think) for kind, think in itertools.product(TurnKind, ThinkMode)]
+    grammars += [ReplyGrammar(TurnKind.CALLS, reasoning_lines=0, tools=(tool,)) for tool in TOOLS]
+    for grammar in grammars:
+        body = {"prompt": "x", "max_tokens": 1, "temperature": 0, "grammar": grammar.gbnf()}
         response = httpx.post(llama_server + "/v1/completions", json=body, timeout=600)
-        assert response.status_code == 200, (kind, think, response.text)
+        assert response.status_code == 200, (grammar, response.text)
     broken = {"prompt": "x", "max_tokens": 1, "grammar": "root ::= missing-rule"}
     assert httpx.post(llama_server + "/v1/completions", json=broken, timeout=600).status_code == 400
 

@@ -236,3 +236,16 @@ def test_reasoning_lines_reach_the_grammar(db: Database, task: Task) -> None:
     assert "line" not in grammar.gbnf().split("\n")[0]  # the root starts with the calls
     with pytest.raises(ConfigError, match="reasoning_lines"):
         EpisodeConfig(reasoning_lines=-1)
+
+
+@pytest.mark.parametrize(("schema", "tool"), [(SchemaMode.WITHHELD, "list_tables"), (SchemaMode.FULL, "run_query")])
+def test_a_guided_start_restricts_only_the_first_reply(db: Database, task: Task, schema: SchemaMode, tool: str) -> None:
+    ep = Episode(task, db, EpisodeConfig(constrain=True, guided_start=True, schema=schema))
+    first = ep.request().constraint
+    assert first is not None and first.tools == (tool,)
+    text = first.gbnf()
+    assert f'"\\"{tool}\\""' in text and "submit_sql" not in text and "describe_table" not in text
+    ep.step(call(tool, **({"sql": COUNT} if tool == "run_query" else {})))
+    later = ep.request().constraint
+    assert later is not None and later.tools is None and "submit_sql" in later.gbnf()
+    assert Episode(task, db, EpisodeConfig(guided_start=True, schema=schema)).request().constraint is None

@@ -37,6 +37,9 @@ class EpisodeConfig:
             loop) runs nothing and forces the final turn (stop reason ``repeated_calls``).
         submit_hint: after a reply whose ``run_query`` ran, the results end with a line
             asking to submit that query if it answers the question, or fix it.
+        guided_start: under ``constrain``, the first reply may only call ``list_tables``
+            (schema withheld: read the real names before guessing any) or ``run_query``
+            (schema full: test a first query before anything else).
         reasoning_lines: under ``constrain``, the most lines of plain text before the calls
             of an exploration reply (0: the calls come first).
         turn_time_limit_s: seconds the tool calls of one model turn may take in all; a call
@@ -56,6 +59,7 @@ class EpisodeConfig:
     example_values: int = 0
     end_on_repeat: bool = False
     submit_hint: bool = False
+    guided_start: bool = False
     reasoning_lines: int = 3
     turn_time_limit_s: float | None = 20.0
 

@@ -145,8 +145,11 @@ class EpisodeBase:
         if not self.config.constrain:
             return None
         think = think_mode_after(getattr(self.chat, "assistant_prefix", ""))
+        tools = None
+        if self.config.guided_start and not final and not self.rounds:
+            tools = ("run_query",) if self.config.schema is SchemaMode.FULL else ("list_tables",)
         return ReplyGrammar(
-            TurnKind.FINAL_SQL if final else TurnKind.CALLS, think, reasoning_lines=self.config.reasoning_lines
+            TurnKind.FINAL_SQL if final else TurnKind.CALLS, think, reasoning_lines=self.config.reasoning_lines, tools=tools
         )
 
     def result(self) -> EpisodeResult:

@@ -76,12 +76,15 @@ class ReplyGrammar:
         max_calls: most call lines in one exploration reply (>= 1).
         reasoning_lines: most lines of plain text before the calls (>= 0); each is at
             most 300 characters and cannot start with ``{``.
+        tools: the tools a call may name (None: all eight); with ``submit_sql`` among
+            them it still stands alone.
     """
 
     kind: TurnKind = TurnKind.CALLS
     think: ThinkMode = ThinkMode.OPTIONAL
     max_calls: int = 4
     reasoning_lines: int = 3
+    tools: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", TurnKind(self.kind))
@@ -90,18 +93,26 @@ class ReplyGrammar:
             raise ConfigError(f"max_calls must be >= 1, got {self.max_calls}")
         if self.reasoning_lines < 0:
             raise ConfigError(f"reasoning_lines must be >= 0, got {self.reasoning_lines}")
+        if self.tools is not None:
+            object.__setattr__(self, "tools", tuple(self.tools))
+            unknown = [t for t in self.tools if t not in TOOLS]
+            if unknown or not self.tools:
+                raise ConfigError(f"a grammar's tools must be some of {', '.join(TOOLS)}, got {list(self.tools)}")
 
     def gbnf(self) -> str:
         """The grammar as llama.cpp GBNF (also read by llguidance and vLLM)."""
-        return _gbnf(self.kind, self.think, self.max_calls, self.reasoning_lines)
+        return _gbnf(self.kind, self.think, self.max_calls, self.reasoning_lines, self.tools)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "kind": self.kind.value,
             "think": self.think.value,
             "max_calls": self.max_calls,
             "reasoning_lines": self.reasoning_lines,
         }
+        if self.tools is not None:
+            data["tools"] = list(self.tools)
+        return data
 
 
 # -- building the GBNF text ------------------------------------------------------------
@@ -170,7 +181,7 @@ def _think_rules(think: ThinkMode) -> tuple[str, list[str]]:
 
 
 @lru_cache(maxsize=16)
-def _gbnf(kind: TurnKind, think: ThinkMode, max_calls: int, reasoning_lines: int) -> str:
+def _gbnf(kind: TurnKind, think: ThinkMode, max_calls: int, reasoning_lines: int, tools: tuple[str, ...] | None) -> str:
     prefix, rules = _think_rules(think)
     if kind is TurnKind.FINAL_SQL:
         rules = [
@@ -183,19 +194,22 @@ def _gbnf(kind: TurnKind, think: ThinkMode, max_calls: int, reasoning_lines: int
             *rules,
         ]
         return "\n".join(rules) + "\n"
-    explore = [t for t in TOOLS.values() if not t.ends_episode]
-    final = [t for t in TOOLS.values() if t.ends_episode]
+    allowed = [t for t in TOOLS.values() if tools is None or t.name in tools]
+    explore = [t for t in allowed if not t.ends_episode]
+    final = [t for t in allowed if t.ends_episode]
     more = f'("\\n" call){{0,{max_calls - 1}}}' if max_calls > 1 else ""
     reasoning = f"(line \"\\n\"){{0,{reasoning_lines}}} " if reasoning_lines else ""
+    # One shared head, then the tool's name: a grammar engine that tracks every open
+    # alternative (llama.cpp) keeps one path, not eight, until the name decides.
+    alternatives = [f"call-head ({' | '.join(_rule_name(t) for t in final)})"] if final else []
+    alternatives += [f"call {more}".rstrip()] if explore else []
     rules = [
         f"root ::= {prefix}{reasoning}calls",
-        # One shared head, then the tool's name: a grammar engine that tracks every open
-        # alternative (llama.cpp) keeps one path, not eight, until the name decides.
-        f"calls ::= call-head ({' | '.join(_rule_name(t) for t in final)}) | call {more}".rstrip(),
-        f"call ::= call-head ({' | '.join(_rule_name(t) for t in explore)})",
+        f"calls ::= {' | '.join(alternatives)}",
+        *([f"call ::= call-head ({' | '.join(_rule_name(t) for t in explore)})"] if explore else []),
         f'call-head ::= "{{" ws {_literal(json.dumps("tool"))} ws ":" ws',
         'line ::= [^{}`\\n]+',
         *rules,
-        *(_tool_rule(t) for t in TOOLS.values()),
+        *(_tool_rule(t) for t in allowed),
     ]
     return "\n".join(rules + [_VALUES]) + "\n"
