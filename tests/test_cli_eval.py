@@ -93,6 +93,8 @@ def test_bad_invocations_get_one_line_errors(tiny_model: Path, tmp_path: Path) -
         (["--mode", "single-shot", "--schema", "withheld"], "always shows the full schema"),
         (["--condition", "distractors:x"], "distractors:K"),
         (["--difficulty", "impossible"], "has no difficulty"),
+        (["--select-by", "vote"], "give --samples 2 or more"),
+        (["--select-by", "best"], "select_by must be 'none' or 'vote'"),
     ]
     for extra, message in cases:
         base = ["eval", "--benchmark", "spider", "--data", str(SPIDER), "--missing-db", "skip", "--model", str(tiny_model),
@@ -105,6 +107,23 @@ def test_bad_invocations_get_one_line_errors(tiny_model: Path, tmp_path: Path) -
     assert again.exit_code == 2 and "pass --resume" in again.output
     other = cli.invoke(app, eval_args(tiny_model, tmp_path / "run", "--samples", "1", "--limit", "1", "--seed", "4", "--resume"))
     assert other.exit_code == 2 and "seed: stored 3, now 4" in other.output
+
+
+def test_select_by_vote_writes_each_questions_voted_answer(tiny_model: Path, tmp_path: Path) -> None:
+    from sqlscout.evaluation.metrics import majority_vote
+
+    out = tmp_path / "voted"
+    run = CliRunner().invoke(app, eval_args(tiny_model, out, "--samples", "3", "--select-by", "vote"))
+    assert run.exit_code == 0, run.output
+    assert "answers (vote of 3)" in run.output
+    answers = [json.loads(line) for line in (out / "answers.jsonl").read_text().splitlines()]
+    records = latest_records(RunDir(out).read_records())
+    assert [a["question_id"] for a in answers] == sorted({r.task.question_id for r in records}, key=lambda q: [r.index for r in records if r.task.question_id == q][0])
+    for answer in answers:
+        samples = [r for r in records if r.task.question_id == answer["question_id"]]
+        winner = majority_vote(samples)
+        assert answer["samples"] == 3 and answer["sql"] == (winner.result.final_sql if winner else None)
+    assert json.loads((out / "config.json").read_text())["settings"]["select_by"] == "vote"
 
 
 def test_jsonl_questions_naming_a_db_id_need_and_use_db_root(tiny_model: Path, tmp_path: Path) -> None:

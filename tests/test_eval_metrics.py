@@ -6,7 +6,7 @@ import pytest
 
 from handmade_episodes import record, result, task
 from sqlscout.env.trace import StopReason
-from sqlscout.evaluation.metrics import compute_metrics, latest_records, majority_vote, pass_at_k
+from sqlscout.evaluation.metrics import compute_metrics, latest_records, majority_vote, pass_at_k, selected_answers
 from sqlscout.evaluation.trace import episode_facts, gold_literals, opened_tables
 
 GOLD = 'SELECT T1.name FROM singer AS T1 JOIN concert AS T2 ON T1.id = T2.singer_id WHERE T1.country = "France" AND T2.theme LIKE \'%Rock%\''
@@ -142,6 +142,27 @@ def test_majority_vote_breaks_ties_as_execution_guided_selection_does() -> None:
     # of those the one holding the shortest query; the group answers with that query.
     assert majority_vote([*failed_twice, ran_long, ran_short, other, other2]) is ran_short
     assert majority_vote([*failed_twice, ran_long]) is failed_twice[0]  # the largest group wins first
+
+
+def test_selected_answers_are_the_vote_winners_in_question_order() -> None:
+    a, b, c = task("a"), task("b"), task("c")
+    records = [
+        record(result(b, final_sql="SELECT 2"), "equivalent", index=1, sample=0, fingerprint="B"),
+        record(result(a, final_sql="SELECT a FROM t"), "executable", sample=0, fingerprint="X"),
+        record(result(a, final_sql="SELECT  a  FROM t WHERE 1"), "equivalent", sample=1, fingerprint="Y"),
+        record(result(a, final_sql="SELECT a FROM t WHERE 1"), "equivalent", sample=2, fingerprint="Y"),
+        record(result(b, final_sql="SELECT 3"), "executable", index=1, sample=1, fingerprint="C"),
+        record(result(c, final_sql=None), None, index=2, sample=0, fingerprint=None),
+        record(result(c, final_sql=None), None, index=2, sample=1, fingerprint=None),
+    ]
+    answers = selected_answers(records)
+    assert [x["question_id"] for x in answers] == ["a", "b", "c"]
+    assert (answers[0]["sql"], answers[0]["votes"], answers[0]["samples"]) == ("SELECT a FROM t WHERE 1", 2, 3)
+    assert answers[1]["sql"] == "SELECT 2" and answers[1]["votes"] == 1  # a tie: the earlier sample
+    assert answers[2]["sql"] is None and answers[2]["votes"] == 0
+    for answer, question in zip(answers, ([r for r in records if r.index == i] for i in range(3))):
+        winner = majority_vote(question)
+        assert answer["sql"] == (winner.result.final_sql if winner else None)
 
 
 def test_sampling_metrics() -> None:

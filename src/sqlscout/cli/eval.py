@@ -50,6 +50,7 @@ def eval_command(
     select: str = typer.Option("first", help="Which --limit questions: first (file order) or random (drawn with --seed)."),
     seed: int = typer.Option(0, help="Seeds question selection and sampling."),
     samples: int = typer.Option(1, help="Episodes per question (>1 adds pass@k and majority vote)."),
+    select_by: str = typer.Option("none", help="none, or vote: answer each question with the query most samples agree on by result (needs --samples >= 2); writes OUT/answers.jsonl."),
     temperature: Optional[float] = typer.Option(None, help="Sampling temperature (default: the model's)."),
     top_p: Optional[float] = typer.Option(None, help="Nucleus mass (default: the model's)."),
     top_k: Optional[int] = typer.Option(None, help="Top-k (default: the model's)."),
@@ -132,7 +133,7 @@ def eval_command(
         )
         config = EvalConfig(
             benchmark=benchmark, model=model, data=str(data) if data else None, backend=getattr(loaded, "name", backend),
-            mode=RunMode(mode), episode=episode, sampling=sampling, samples=samples, seed=seed, condition=condition,
+            mode=RunMode(mode), episode=episode, sampling=sampling, samples=samples, select_by=select_by, seed=seed, condition=condition,
             phrasing=phrasing, difficulty=difficulty, split=split, limit=limit, select=select, evidence=evidence,
             parameters=_parameters(loaded),
         )
@@ -159,6 +160,8 @@ def eval_command(
         except KeyboardInterrupt:
             fail(f"interrupted; every finished episode is in {out}/episodes.jsonl — continue with the same command and --resume", 130)
     _print_summary(outcome.records, config.parameters, out)
+    if config.select_by == "vote":
+        _write_answers(outcome.records, out)
 
 
 def _run_with_progress(
@@ -212,6 +215,20 @@ def _print_summary(records: list, parameters: Optional[int], out: Path) -> None:
     if m.backend_errors:
         console.print(f"[yellow]{m.backend_errors} episodes ended in a backend error; --resume runs them again[/]")
     console.print(f"report: sqlscout report {out}", markup=False)
+
+
+def _write_answers(records: list, out: Path) -> None:
+    """The voted answer of every question, as predictions ``sqlscout score`` reads."""
+    import json
+
+    from sqlscout.evaluation.metrics import compute_metrics, selected_answers
+
+    answers = selected_answers(records)
+    path = out / "answers.jsonl"
+    path.write_text("".join(json.dumps(a) + "\n" for a in answers))
+    m = compute_metrics(records)
+    shown = "-" if m.majority_official is None else f"{m.majority_official:.3f}"
+    console.print(f"answers (vote of {m.samples}): accuracy {shown}; written to {path}", markup=False)
 
 
 def register(app: typer.Typer) -> None:

@@ -46,6 +46,9 @@ class EvalConfig:
         episode: episode limits and the schema regime (``withheld`` or ``full``).
         sampling: sampling settings (temperature 0.6, top-p 0.95, top-k 20 by default).
         samples: episodes per question (>= 1); above 1, pass@k and majority vote are reported.
+        select_by: ``none``, or ``vote``: each question's answer is the query most of its
+            samples agree on by result (execution-guided selection; needs samples >= 2).
+            It chooses among episodes and changes none, so a resume may change it.
         seed: seeds question selection and sampling; the same seed gives the same run.
         condition: schema-size condition: ``gold``, ``distractors:K`` or ``full``.
         phrasing: SQaLe phrasing filter (``all`` or a style), None when not applicable.
@@ -68,6 +71,7 @@ class EvalConfig:
     episode: EpisodeConfig = field(default_factory=EpisodeConfig)
     sampling: SamplingParams = field(default_factory=SamplingParams)
     samples: int = 1
+    select_by: str = "none"
     seed: int = 0
     condition: str = "full"
     phrasing: str | None = None
@@ -84,6 +88,10 @@ class EvalConfig:
         object.__setattr__(self, "mode", RunMode(self.mode))
         if self.samples < 1:
             raise ConfigError(f"samples must be >= 1, got {self.samples}")
+        if self.select_by not in ("none", "vote"):
+            raise ConfigError(f"select_by must be 'none' or 'vote', got '{self.select_by}'")
+        if self.select_by == "vote" and self.samples < 2:
+            raise ConfigError("--select-by vote chooses among samples; give --samples 2 or more")
         if self.limit is not None and self.limit < 1:
             raise ConfigError(f"limit must be >= 1, got {self.limit}")
         if self.select not in ("first", "random"):
@@ -121,7 +129,7 @@ class EvalConfig:
 
 
 # Recorded for the reader, not part of what makes two runs the same run.
-_NOT_COMPARED = {"parameters"}
+_NOT_COMPARED = {"parameters", "select_by"}
 
 
 def config_mismatch(stored: dict[str, Any], current: dict[str, Any]) -> list[str]:

@@ -23,7 +23,7 @@ from sqlscout.evaluation.selection import Candidate, pick_group
 from sqlscout.evaluation.trace import EpisodeFacts, episode_facts
 from sqlscout.scoring import Outcome
 
-__all__ = ["Accuracy", "RunMetrics", "compute_metrics", "latest_records", "majority_vote", "pass_at_k"]
+__all__ = ["Accuracy", "RunMetrics", "compute_metrics", "latest_records", "majority_vote", "pass_at_k", "selected_answers"]
 
 OUTCOMES = tuple(o.value for o in Outcome)
 
@@ -110,6 +110,32 @@ def majority_vote(samples: Sequence[EpisodeRecord]) -> EpisodeRecord | None:
     candidates = [_candidate(r) for r in ordered]
     group = pick_group(candidates)
     return ordered[group[0]] if group else None
+
+
+def selected_answers(records: Sequence[EpisodeRecord]) -> list[dict[str, Any]]:
+    """Each question's answer under ``--select-by vote``, in question order, as the JSONL
+    predictions ``sqlscout score`` reads (``question_id``, ``sql``), with how many of its
+    samples the chosen group holds (``votes``) out of how many (``samples``). The latest
+    record of each (question, sample) counts."""
+    by_question: dict[str, list[EpisodeRecord]] = {}
+    for record in latest_records(records):
+        by_question.setdefault(record.key, []).append(record)
+    answers = []
+    for samples in sorted(by_question.values(), key=lambda s: s[0].index):
+        ordered = sorted(samples, key=lambda r: r.sample)
+        candidates = [_candidate(r) for r in ordered]
+        group = pick_group(candidates)
+        winner = ordered[group[0]] if group else None
+        answers.append(
+            {
+                "question_id": ordered[0].task.question_id,
+                "db_id": ordered[0].task.db_id,
+                "sql": winner.result.final_sql if winner else None,
+                "votes": len(group),
+                "samples": len(ordered),
+            }
+        )
+    return answers
 
 
 def _candidate(record: EpisodeRecord) -> Candidate | None:
