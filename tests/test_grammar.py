@@ -138,6 +138,20 @@ def test_a_grammar_restricted_to_some_tools_takes_only_those(grammar_tokenizer: 
         ReplyGrammar(tools=("drop_table",))
 
 
+def test_a_submission_can_be_held_to_the_queries_that_ran(grammar_tokenizer: GrammarTokenizer) -> None:
+    tested = ("SELECT COUNT(*) FROM singer", 'SELECT name FROM singer WHERE country = "Café"')
+    grammar = ReplyGrammar(TurnKind.CALLS, ThinkMode.NONE, reasoning_lines=0, submittable=tested)
+    for sql in tested:
+        assert accepts(grammar_tokenizer, grammar, json.dumps({"tool": "submit_sql", "args": {"sql": sql}}, ensure_ascii=False))
+    assert not accepts(grammar_tokenizer, grammar, json.dumps({"tool": "submit_sql", "args": {"sql": tested[0] + " LIMIT 5"}}))
+    assert accepts(grammar_tokenizer, grammar, json.dumps({"tool": "run_query", "args": {"sql": tested[0] + " LIMIT 5"}}))
+    nothing_yet = ReplyGrammar(TurnKind.CALLS, ThinkMode.NONE, reasoning_lines=0, submittable=())
+    assert not accepts(grammar_tokenizer, nothing_yet, json.dumps({"tool": "submit_sql", "args": {"sql": tested[0]}}))
+    assert accepts(grammar_tokenizer, nothing_yet, json.dumps({"tool": "list_tables", "args": {}}))
+    with pytest.raises(ConfigError, match="submittable"):
+        ReplyGrammar(tools=("submit_sql",), submittable=())
+
+
 @pytest.mark.parametrize("name", sorted(MALFORMED))
 def test_malformed_replies_are_rejected(grammar_tokenizer: GrammarTokenizer, name: str) -> None:
     assert not accepts(grammar_tokenizer, CALLS, MALFORMED[name])
@@ -286,6 +300,7 @@ def test_llama_server_compiles_every_grammar(llama_server: str) -> None:
 
     grammars = [ReplyGrammar(kind, think) for kind, think in itertools.product(TurnKind, ThinkMode)]
     grammars += [ReplyGrammar(TurnKind.CALLS, reasoning_lines=0, tools=(tool,)) for tool in TOOLS]
+    grammars += [ReplyGrammar(submittable=()), ReplyGrammar(submittable=("SELECT 1", 'SELECT "a\\b" FROM t -- é'))]
     for grammar in grammars:
         body = {"prompt": "x", "max_tokens": 1, "temperature": 0, "grammar": grammar.gbnf()}
         response = httpx.post(llama_server + "/v1/completions", json=body, timeout=600)

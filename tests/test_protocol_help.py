@@ -249,3 +249,16 @@ def test_a_guided_start_restricts_only_the_first_reply(db: Database, task: Task,
     later = ep.request().constraint
     assert later is not None and later.tools is None and "submit_sql" in later.gbnf()
     assert Episode(task, db, EpisodeConfig(guided_start=True, schema=schema)).request().constraint is None
+
+
+def test_submit_tested_lets_only_queries_that_ran_be_submitted(db: Database, task: Task) -> None:
+    ep = Episode(task, db, EpisodeConfig(constrain=True, submit_tested=True))
+    first = ep.request().constraint
+    assert first is not None and first.submittable == () and "submit_sql" not in first.gbnf()
+    ep.step(call("run_query", sql="SELECT nope FROM Genre"))  # failed: not submittable
+    ep.step(call("run_query", sql=COUNT) + "\n" + call("run_query", sql="SELECT Name FROM Genre WHERE Name = 'Café'"))
+    later = ep.request().constraint
+    assert later is not None and later.submittable == (COUNT, "SELECT Name FROM Genre WHERE Name = 'Café'")
+    text = later.gbnf()
+    assert json.dumps(json.dumps(COUNT)) in text and "Café" in text and "nope" not in text
+    assert Episode(task, db, EpisodeConfig(constrain=True)).request().constraint.submittable is None

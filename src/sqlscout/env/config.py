@@ -40,6 +40,10 @@ class EpisodeConfig:
         guided_start: under ``constrain``, the first reply may only call ``list_tables``
             (schema withheld: read the real names before guessing any) or ``run_query``
             (schema full: test a first query before anything else).
+        submit_tested: under ``constrain``, ``submit_sql`` may only submit a query that
+            already ran without error in this episode, verbatim (the system prompt's rule:
+            submit only after run_query showed the right result); the forced final turn
+            is free.
         reasoning_lines: under ``constrain``, the most lines of plain text before the calls
             of an exploration reply (0: the calls come first).
         turn_time_limit_s: seconds the tool calls of one model turn may take in all; a call
@@ -60,6 +64,7 @@ class EpisodeConfig:
     end_on_repeat: bool = False
     submit_hint: bool = False
     guided_start: bool = False
+    submit_tested: bool = False
     reasoning_lines: int = 3
     turn_time_limit_s: float | None = 20.0
 

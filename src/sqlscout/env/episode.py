@@ -57,6 +57,9 @@ from sqlscout.errors import QueryError
 
 __all__ = ["DEFERRED_SUBMIT", "Episode", "EpisodeBase", "NO_CALL_MESSAGE", "TurnRequest"]
 
+# With ``submit_tested``: how many of the latest queries that ran may be submitted.
+_SUBMITTABLE = 8
+
 
 # The submit example is deliberately not valid JSON: small models echo this message
 # back, and an echoed valid example would submit its placeholder as the answer.
@@ -114,6 +117,7 @@ class EpisodeBase:
         self.rounds: list[RoundRecord] = []
         self.tokens_used = self.segments[0].n_tokens
         self.last_good_sql: str | None = None
+        self._tested: list[str] = []  # queries that ran without error, as written (submit_tested)
         self._started = time.perf_counter()
         self._result: EpisodeResult | None = None
 
@@ -148,8 +152,13 @@ class EpisodeBase:
         tools = None
         if self.config.guided_start and not final and not self.rounds:
             tools = ("run_query",) if self.config.schema is SchemaMode.FULL else ("list_tables",)
+        submittable = tuple(self._tested[-_SUBMITTABLE:]) if self.config.submit_tested and not final else None
         return ReplyGrammar(
-            TurnKind.FINAL_SQL if final else TurnKind.CALLS, think, reasoning_lines=self.config.reasoning_lines, tools=tools
+            TurnKind.FINAL_SQL if final else TurnKind.CALLS,
+            think,
+            reasoning_lines=self.config.reasoning_lines,
+            tools=tools,
+            submittable=submittable,
         )
 
     def result(self) -> EpisodeResult:
@@ -375,6 +384,11 @@ class Episode(EpisodeBase):
             self.failed_streak = 0
             self.last_good_sql = outcome.sql
             self._ran_query = True
+            sql = call.args.get("sql")
+            if isinstance(sql, str):
+                if sql in self._tested:
+                    self._tested.remove(sql)
+                self._tested.append(sql)
         else:
             self.failed_streak += 1
 

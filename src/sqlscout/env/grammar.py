@@ -78,6 +78,8 @@ class ReplyGrammar:
             most 300 characters and cannot start with ``{``.
         tools: the tools a call may name (None: all eight); with ``submit_sql`` among
             them it still stands alone.
+        submittable: when set, the only queries ``submit_sql`` may submit (the ones that
+            ran without error, verbatim); empty: no submission yet.
     """
 
     kind: TurnKind = TurnKind.CALLS
@@ -85,6 +87,7 @@ class ReplyGrammar:
     max_calls: int = 4
     reasoning_lines: int = 3
     tools: tuple[str, ...] | None = None
+    submittable: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", TurnKind(self.kind))
@@ -98,10 +101,14 @@ class ReplyGrammar:
             unknown = [t for t in self.tools if t not in TOOLS]
             if unknown or not self.tools:
                 raise ConfigError(f"a grammar's tools must be some of {', '.join(TOOLS)}, got {list(self.tools)}")
+        if self.submittable is not None:
+            object.__setattr__(self, "submittable", tuple(self.submittable))
+            if self.tools == ("submit_sql",) and not self.submittable:
+                raise ConfigError("a grammar that only submits needs at least one submittable query")
 
     def gbnf(self) -> str:
         """The grammar as llama.cpp GBNF (also read by llguidance and vLLM)."""
-        return _gbnf(self.kind, self.think, self.max_calls, self.reasoning_lines, self.tools)
+        return _gbnf(self.kind, self.think, self.max_calls, self.reasoning_lines, self.tools, self.submittable)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -112,6 +119,8 @@ class ReplyGrammar:
         }
         if self.tools is not None:
             data["tools"] = list(self.tools)
+        if self.submittable is not None:
+            data["submittable"] = list(self.submittable)
         return data
 
 
@@ -163,10 +172,16 @@ def _args_rule(tool: Tool) -> str:
     return f'"{{" ws {body} {tail} ws "}}"'.replace("  ", " ")
 
 
-def _tool_rule(tool: Tool) -> str:
-    """A call from the tool's name on; the opening ``{"tool": `` is shared (``call-head``)."""
+def _tool_rule(tool: Tool, submittable: tuple[str, ...] | None = None) -> str:
+    """A call from the tool's name on; the opening ``{"tool": `` is shared (``call-head``).
+    With ``submittable``, a submission's ``sql`` is one of those queries, verbatim."""
     name = _literal(json.dumps(tool.name))
-    return f'{_rule_name(tool)} ::= {name} ws "," ws {_literal(json.dumps("args"))} ws ":" ws {_args_rule(tool)} ws "}}"'
+    args = _args_rule(tool)
+    if tool.ends_episode and submittable:
+        (param,) = tool.params
+        choices = " | ".join(_literal(json.dumps(sql, ensure_ascii=False)) for sql in submittable)
+        args = f'"{{" ws {_literal(json.dumps(param.name))} ws ":" ws ({choices}) ws "}}"'
+    return f'{_rule_name(tool)} ::= {name} ws "," ws {_literal(json.dumps("args"))} ws ":" ws {args} ws "}}"'
 
 
 def _think_rules(think: ThinkMode) -> tuple[str, list[str]]:
@@ -181,7 +196,14 @@ def _think_rules(think: ThinkMode) -> tuple[str, list[str]]:
 
 
 @lru_cache(maxsize=16)
-def _gbnf(kind: TurnKind, think: ThinkMode, max_calls: int, reasoning_lines: int, tools: tuple[str, ...] | None) -> str:
+def _gbnf(
+    kind: TurnKind,
+    think: ThinkMode,
+    max_calls: int,
+    reasoning_lines: int,
+    tools: tuple[str, ...] | None,
+    submittable: tuple[str, ...] | None = None,
+) -> str:
     prefix, rules = _think_rules(think)
     if kind is TurnKind.FINAL_SQL:
         rules = [
@@ -194,7 +216,7 @@ def _gbnf(kind: TurnKind, think: ThinkMode, max_calls: int, reasoning_lines: int
             *rules,
         ]
         return "\n".join(rules) + "\n"
-    allowed = [t for t in TOOLS.values() if tools is None or t.name in tools]
+    allowed = [t for t in TOOLS.values() if (tools is None or t.name in tools) and (submittable != () or not t.ends_episode)]
     explore = [t for t in allowed if not t.ends_episode]
     final = [t for t in allowed if t.ends_episode]
     more = f'("\\n" call){{0,{max_calls - 1}}}' if max_calls > 1 else ""
@@ -210,6 +232,6 @@ def _gbnf(kind: TurnKind, think: ThinkMode, max_calls: int, reasoning_lines: int
         f'call-head ::= "{{" ws {_literal(json.dumps("tool"))} ws ":" ws',
         'line ::= [^{}`\\n]+',
         *rules,
-        *(_tool_rule(t) for t in allowed),
+        *(_tool_rule(t, submittable) for t in allowed),
     ]
     return "\n".join(rules + [_VALUES]) + "\n"
