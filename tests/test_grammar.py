@@ -152,6 +152,20 @@ def test_a_submission_can_be_held_to_the_queries_that_ran(grammar_tokenizer: Gra
         ReplyGrammar(tools=("submit_sql",), submittable=())
 
 
+def test_table_arguments_can_be_held_to_the_real_tables(grammar_tokenizer: GrammarTokenizer) -> None:
+    grammar = ReplyGrammar(TurnKind.CALLS, ThinkMode.NONE, reasoning_lines=0, tables=("singer", "concert", "Müller"))
+    for name in ("singer", "Müller"):
+        assert accepts(grammar_tokenizer, grammar, json.dumps({"tool": "describe_table", "args": {"table_name": name}}, ensure_ascii=False))
+    assert not accepts(grammar_tokenizer, grammar, json.dumps({"tool": "describe_table", "args": {"table_name": "singers"}}))
+    path = {"tool": "join_path", "args": {"table_a": "singer", "table_b": "concert"}}
+    assert accepts(grammar_tokenizer, grammar, json.dumps(path))
+    assert not accepts(grammar_tokenizer, grammar, json.dumps({**path, "args": {"table_a": "singer", "table_b": "gig"}}))
+    column = {"tool": "distinct_values", "args": {"table_name": "singer", "column_name": "anything"}}
+    assert accepts(grammar_tokenizer, grammar, json.dumps(column))  # columns stay free
+    with pytest.raises(ConfigError, match="at least one table"):
+        ReplyGrammar(tables=())
+
+
 @pytest.mark.parametrize("name", sorted(MALFORMED))
 def test_malformed_replies_are_rejected(grammar_tokenizer: GrammarTokenizer, name: str) -> None:
     assert not accepts(grammar_tokenizer, CALLS, MALFORMED[name])
@@ -300,7 +314,7 @@ def test_llama_server_compiles_every_grammar(llama_server: str) -> None:
 
     grammars = [ReplyGrammar(kind, think) for kind, think in itertools.product(TurnKind, ThinkMode)]
     grammars += [ReplyGrammar(TurnKind.CALLS, reasoning_lines=0, tools=(tool,)) for tool in TOOLS]
-    grammars += [ReplyGrammar(submittable=()), ReplyGrammar(submittable=("SELECT 1", 'SELECT "a\\b" FROM t -- é'))]
+    grammars += [ReplyGrammar(tables=("singer", 'odd "name"')), ReplyGrammar(submittable=()), ReplyGrammar(submittable=("SELECT 1", 'SELECT "a\\b" FROM t -- é'))]
     for grammar in grammars:
         body = {"prompt": "x", "max_tokens": 1, "temperature": 0, "grammar": grammar.gbnf()}
         response = httpx.post(llama_server + "/v1/completions", json=body, timeout=600)

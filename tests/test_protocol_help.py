@@ -238,17 +238,28 @@ def test_reasoning_lines_reach_the_grammar(db: Database, task: Task) -> None:
         EpisodeConfig(reasoning_lines=-1)
 
 
-@pytest.mark.parametrize(("schema", "tool"), [(SchemaMode.WITHHELD, "list_tables"), (SchemaMode.FULL, "run_query")])
-def test_a_guided_start_restricts_only_the_first_reply(db: Database, task: Task, schema: SchemaMode, tool: str) -> None:
-    ep = Episode(task, db, EpisodeConfig(constrain=True, guided_start=True, schema=schema))
+def test_a_guided_start_lists_then_describes_real_tables_when_the_schema_is_withheld(db: Database, task: Task) -> None:
+    ep = Episode(task, db, EpisodeConfig(constrain=True, guided_start=True))
     first = ep.request().constraint
-    assert first is not None and first.tools == (tool,)
-    text = first.gbnf()
-    assert f'"\\"{tool}\\""' in text and "submit_sql" not in text and "describe_table" not in text
-    ep.step(call(tool, **({"sql": COUNT} if tool == "run_query" else {})))
+    assert first is not None and (first.tools, first.max_calls, first.tables) == (("list_tables",), 1, None)
+    assert "describe_table" not in first.gbnf() and "submit_sql" not in first.gbnf()
+    ep.step(call("list_tables"))
+    second = ep.request().constraint
+    assert second is not None and second.tools == ("describe_table",) and second.max_calls == 4
+    assert second.tables == tuple(db.schema.table_names) and '"\\"Genre\\""' in second.gbnf()
+    ep.step(call("describe_table", table_name="Genre"))
+    third = ep.request().constraint
+    assert third is not None and third.tools is None and third.tables == second.tables and "submit_sql" in third.gbnf()
+
+
+def test_a_guided_start_tests_a_query_first_when_the_schema_is_shown(db: Database, task: Task) -> None:
+    ep = Episode(task, db, EpisodeConfig(constrain=True, guided_start=True, schema=SchemaMode.FULL))
+    first = ep.request().constraint
+    assert first is not None and (first.tools, first.max_calls) == (("run_query",), 1)
+    ep.step(call("run_query", sql=COUNT))
     later = ep.request().constraint
-    assert later is not None and later.tools is None and "submit_sql" in later.gbnf()
-    assert Episode(task, db, EpisodeConfig(guided_start=True, schema=schema)).request().constraint is None
+    assert later is not None and later.tools is None and later.tables == tuple(db.schema.table_names)
+    assert Episode(task, db, EpisodeConfig(guided_start=True)).request().constraint is None
 
 
 def test_submit_tested_lets_only_queries_that_ran_be_submitted(db: Database, task: Task) -> None:

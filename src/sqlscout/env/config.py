@@ -37,9 +37,11 @@ class EpisodeConfig:
             loop) runs nothing and forces the final turn (stop reason ``repeated_calls``).
         submit_hint: after a reply whose ``run_query`` ran, the results end with a line
             asking to submit that query if it answers the question, or fix it.
-        guided_start: under ``constrain``, the first reply may only call ``list_tables``
+        guided_start: under ``constrain``, the first reply makes one call, ``list_tables``
             (schema withheld: read the real names before guessing any) or ``run_query``
-            (schema full: test a first query before anything else).
+            (schema full: test a first query before anything else); with the schema
+            withheld the second reply describes tables; and once the table names were
+            shown, a table argument can only name a real table.
         submit_tested: under ``constrain``, ``submit_sql`` may only submit a query that
             already ran without error in this episode, verbatim (the system prompt's rule:
             submit only after run_query showed the right result); the forced final turn

@@ -149,17 +149,30 @@ class EpisodeBase:
         if not self.config.constrain:
             return None
         think = think_mode_after(getattr(self.chat, "assistant_prefix", ""))
-        tools = None
-        if self.config.guided_start and not final and not self.rounds:
-            tools = ("run_query",) if self.config.schema is SchemaMode.FULL else ("list_tables",)
-        submittable = tuple(self._tested[-_SUBMITTABLE:]) if self.config.submit_tested and not final else None
+        if final:
+            return ReplyGrammar(TurnKind.FINAL_SQL, think)
+        tools, max_calls, tables = self._guide() if self.config.guided_start else (None, 4, None)
         return ReplyGrammar(
-            TurnKind.FINAL_SQL if final else TurnKind.CALLS,
+            TurnKind.CALLS,
             think,
+            max_calls=max_calls,
             reasoning_lines=self.config.reasoning_lines,
             tools=tools,
-            submittable=submittable,
+            submittable=tuple(self._tested[-_SUBMITTABLE:]) if self.config.submit_tested else None,
+            tables=tables,
         )
+
+    def _guide(self) -> tuple[tuple[str, ...] | None, int, tuple[str, ...] | None]:
+        """``guided_start``: the tools the next reply may call, how many calls, and the table
+        names a table argument may take (once the model has seen them)."""
+        full = self.config.schema is SchemaMode.FULL
+        listed = full or any(c.tool == "list_tables" and c.ok for r in self.rounds for c in r.calls)
+        tables = tuple(self.db.schema.table_names) if listed and self.db.schema.table_names else None
+        if not self.rounds:
+            return (("run_query",) if full else ("list_tables",)), 1, tables
+        if len(self.rounds) == 1 and not full and listed:
+            return ("describe_table",), 4, tables
+        return None, 4, tables
 
     def result(self) -> EpisodeResult:
         if self._result is None:

@@ -80,6 +80,8 @@ class ReplyGrammar:
             them it still stands alone.
         submittable: when set, the only queries ``submit_sql`` may submit (the ones that
             ran without error, verbatim); empty: no submission yet.
+        tables: when set, the only values a table argument (``table_name``, ``table_a``,
+            ``table_b``) may take: the database's real table names, once they were shown.
     """
 
     kind: TurnKind = TurnKind.CALLS
@@ -88,6 +90,7 @@ class ReplyGrammar:
     reasoning_lines: int = 3
     tools: tuple[str, ...] | None = None
     submittable: tuple[str, ...] | None = None
+    tables: tuple[str, ...] | None = None
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "kind", TurnKind(self.kind))
@@ -101,6 +104,10 @@ class ReplyGrammar:
             unknown = [t for t in self.tools if t not in TOOLS]
             if unknown or not self.tools:
                 raise ConfigError(f"a grammar's tools must be some of {', '.join(TOOLS)}, got {list(self.tools)}")
+        if self.tables is not None:
+            object.__setattr__(self, "tables", tuple(self.tables))
+            if not self.tables:
+                raise ConfigError("a grammar's tables, when given, must name at least one table")
         if self.submittable is not None:
             object.__setattr__(self, "submittable", tuple(self.submittable))
             if self.tools == ("submit_sql",) and not self.submittable:
@@ -108,7 +115,9 @@ class ReplyGrammar:
 
     def gbnf(self) -> str:
         """The grammar as llama.cpp GBNF (also read by llguidance and vLLM)."""
-        return _gbnf(self.kind, self.think, self.max_calls, self.reasoning_lines, self.tools, self.submittable)
+        return _gbnf(
+            self.kind, self.think, self.max_calls, self.reasoning_lines, self.tools, self.submittable, self.tables
+        )
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -121,6 +130,8 @@ class ReplyGrammar:
             data["tools"] = list(self.tools)
         if self.submittable is not None:
             data["submittable"] = list(self.submittable)
+        if self.tables is not None:
+            data["tables"] = list(self.tables)
         return data
 
 
@@ -139,6 +150,8 @@ number ::= integer ("." [0-9]{1,12})?
 boolean ::= "true" | "false"
 """.strip()
 
+_TABLE_PARAMS = ("table_name", "table_a", "table_b")
+
 _JSON_RULE = {"string": "string", "integer": "integer", "number": "number", "boolean": "boolean"}
 
 
@@ -151,32 +164,33 @@ def _rule_name(tool: Tool) -> str:
     return "tool-" + tool.name.replace("_", "-")
 
 
-def _param_item(param: ToolParam) -> str:
-    return f'{_literal(json.dumps(param.name))} ws ":" ws {_JSON_RULE[param.json_type()]}'
+def _param_item(param: ToolParam, named_tables: bool = False) -> str:
+    rule = "table-name" if named_tables and param.name in _TABLE_PARAMS else _JSON_RULE[param.json_type()]
+    return f'{_literal(json.dumps(param.name))} ws ":" ws {rule}'
 
 
-def _args_rule(tool: Tool) -> str:
+def _args_rule(tool: Tool, named_tables: bool = False) -> str:
     """``{...}`` holding the tool's parameters in signature order; optional ones may be left out."""
     required = [p for p in tool.params if p.required]
     optional = [p for p in tool.params if not p.required]
     if not tool.params:
         return '"{" ws "}"'
     if not required:  # not the case for any of the eight; kept general for a future tool
-        items = " | ".join(_param_item(p) for p in optional)
+        items = " | ".join(_param_item(p, named_tables) for p in optional)
         return f'"{{" ws (({items}) ("," ws ({items}))*)? ws "}}"'
-    body = ' "," ws '.join(_param_item(p) for p in required)
+    body = ' "," ws '.join(_param_item(p, named_tables) for p in required)
     # Each optional parameter may follow the ones before it; nesting keeps the order.
     tail = ""
     for param in reversed(optional):
-        tail = f'("," ws {_param_item(param)} {tail})?'
+        tail = f'("," ws {_param_item(param, named_tables)} {tail})?'
     return f'"{{" ws {body} {tail} ws "}}"'.replace("  ", " ")
 
 
-def _tool_rule(tool: Tool, submittable: tuple[str, ...] | None = None) -> str:
+def _tool_rule(tool: Tool, submittable: tuple[str, ...] | None = None, named_tables: bool = False) -> str:
     """A call from the tool's name on; the opening ``{"tool": `` is shared (``call-head``).
     With ``submittable``, a submission's ``sql`` is one of those queries, verbatim."""
     name = _literal(json.dumps(tool.name))
-    args = _args_rule(tool)
+    args = _args_rule(tool, named_tables)
     if tool.ends_episode and submittable:
         (param,) = tool.params
         choices = " | ".join(_literal(json.dumps(sql, ensure_ascii=False)) for sql in submittable)
@@ -203,6 +217,7 @@ def _gbnf(
     reasoning_lines: int,
     tools: tuple[str, ...] | None,
     submittable: tuple[str, ...] | None = None,
+    tables: tuple[str, ...] | None = None,
 ) -> str:
     prefix, rules = _think_rules(think)
     if kind is TurnKind.FINAL_SQL:
@@ -232,6 +247,8 @@ def _gbnf(
         f'call-head ::= "{{" ws {_literal(json.dumps("tool"))} ws ":" ws',
         'line ::= [^{}`\\n]+',
         *rules,
-        *(_tool_rule(t, submittable) for t in allowed),
+        *(_tool_rule(t, submittable, tables is not None) for t in allowed),
     ]
+    if tables is not None:  # table arguments name a real table
+        rules.append("table-name ::= " + " | ".join(_literal(json.dumps(t, ensure_ascii=False)) for t in tables))
     return "\n".join(rules + [_VALUES]) + "\n"
