@@ -80,7 +80,7 @@ def ask(
     question: str = typer.Argument(..., help="The question to answer."),
     model: str = typer.Option("qwen2.5-coder-0.5b", help=_MODEL_HELP),
     backend: Optional[str] = typer.Option(None, help="llama-cpp, openai, hf or vllm (default: from the model)."),
-    schema: SchemaMode = typer.Option(SchemaMode.WITHHELD, help="withheld: tools only; full: CREATE TABLEs in the prompt."),
+    schema: Optional[SchemaMode] = typer.Option(None, help="withheld: tools only; full: CREATE TABLEs in the prompt (default: the model's; full for the offline presets)."),
     evidence: Optional[str] = typer.Option(None, help="Evidence note shown with the question."),
     max_rounds: Optional[int] = typer.Option(None, help="Tool rounds before the final turn (default: the model's)."),
     max_turn_tokens: Optional[int] = typer.Option(None, help="Cap on one model turn (default: the model's)."),
@@ -102,7 +102,7 @@ def ask(
         sandbox = SandboxConfig(immutable=immutable)
         Database(db, sandbox).close()  # a bad path fails here, before a model is loaded
         episode_config, sampling = _settings(model)
-        changes: dict[str, Any] = {"schema": schema}
+        changes: dict[str, Any] = {"schema": schema or episode_config.schema}
         if max_rounds:
             changes["max_rounds"] = max_rounds
         if max_turn_tokens:
@@ -124,7 +124,7 @@ def ask(
         except SqlscoutError as exc:
             fail(str(exc))
         task = Task("ask", question, database.path, evidence=evidence)
-        console.print(f"[bold]{question}[/]  [dim]({model} on {loaded.name}, schema {schema.value})[/]")
+        console.print(f"[bold]{question}[/]  [dim]({model} on {loaded.name}, schema {config.episode.schema.value})[/]")
 
         def on_turn(turn: Turn) -> None:
             ep = turn.episode

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 
 from sqlscout.backends.base import SamplingParams
 from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.prompts import SchemaMode
 from sqlscout.errors import ConfigError
 
 __all__ = ["PRESETS", "GgufParts", "Preset", "get_preset"]
@@ -87,8 +88,23 @@ class Preset:
 
 # Qwen2.5-Coder-Instruct does not think; a turn longer than this is a model that lost
 # its way, and capping it keeps the offline demo within minutes on two cores. It was
-# never trained on the tool protocol, so its replies are decoded under the grammar.
-_SMALL_EPISODE = EpisodeConfig(max_rounds=6, token_budget=12_288, max_turn_tokens=768, constrain=True)
+# never trained on the tool protocol, so its replies are decoded under the grammar, with
+# the protocol help that measured best (docs/evaluation.md, "Protocol help"): calls
+# without prose, a first reply that tests a query (or lists the tables), submissions
+# held to queries that ran, a loop of repeated calls ended. Its own regime is the full
+# schema (what `ask` and `demo` use); `eval` still asks for --schema.
+_SMALL_EPISODE = EpisodeConfig(
+    max_rounds=6,
+    token_budget=12_288,
+    max_turn_tokens=768,
+    schema=SchemaMode.FULL,
+    constrain=True,
+    end_on_repeat=True,
+    submit_hint=True,
+    guided_start=True,
+    submit_tested=True,
+    reasoning_lines=0,
+)
 
 PRESETS: dict[str, Preset] = {
     p.name: p
