@@ -115,6 +115,9 @@ def test_demo_json_with_the_embedded_model(qwen05_gguf: Path) -> None:
     summary = json.loads(result.output)
     assert summary["total"] == 1 and summary["correct"] in (0, 1)
     assert summary["model"] == "qwen2.5-coder-0.5b" and summary["backend"] == "llama-cpp"
+    assert summary["choice"].startswith("configuration: qwen2.5-coder-0.5b, agent, schema full, constrained replies")
+    assert "why:" in summary["choice"] and "Spider dev" in summary["choice"] and "\n" not in summary["choice"]
+    assert summary["config"]["episode"]["schema"] == "full" and summary["config"]["episode"]["submit_tested"]
     (item,) = summary["questions"]
     assert item["question"] == DEMO_QUESTIONS[0][0] and item["correct"] == (summary["correct"] == 1)
 

@@ -56,8 +56,12 @@ def test_every_option_is_off_by_default_and_recorded(db: Database, task: Task) -
 
 def test_the_seed_model_keeps_its_protocol_and_untrained_presets_are_constrained() -> None:
     seed = PRESETS["sqale-2b"].episode
-    assert not (seed.constrain or seed.defer_mixed_submit or seed.worked_example or seed.example_values)
-    assert PRESETS["qwen2.5-coder-0.5b"].episode.constrain and PRESETS["qwen2.5-coder-1.5b"].episode.constrain
+    assert seed == EpisodeConfig(max_rounds=6, token_budget=24_576)  # every protocol option off, as trained
+    assert seed.schema is SchemaMode.WITHHELD and seed.reasoning_lines == EpisodeConfig().reasoning_lines
+    for name in ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"):
+        small = PRESETS[name].episode
+        assert small.constrain and small.guided_start and small.submit_tested and small.end_on_repeat
+        assert small.schema is SchemaMode.FULL and small.reasoning_lines == 0
 
 
 # -- the constraint each turn asks for ----------------------------------------------------

@@ -46,3 +46,9 @@ def test_episodes_ended_by_a_backend_failure_are_dropped_not_scored_and_counted(
     assert metrics["episodes"] == 12 and metrics["episodes/dropped"] == len(dropped)
     scored = 12 - len(dropped)
     assert metrics["outcome/equivalent"] * scored == sum(1 for g in groups for s in g.scored if s.verdict.outcome.value == "equivalent")
+
+
+def test_every_stop_the_model_causes_is_trained_on_and_only_those() -> None:
+    from sqlscout.train.rollout import MODEL_STOPS
+
+    assert set(StopReason) - MODEL_STOPS == {StopReason.BACKEND_ERROR}

@@ -182,7 +182,10 @@ def demo(
     if constrain is not None:
         episode_config = replace(episode_config, constrain=constrain)
     if not as_json:
+        from sqlscout.demo import describe_choice
+
         console.print(f"[bold]sqlscout demo[/]: {model} on {loaded.name}, {len(tasks)} Chinook questions (running together)")
+        console.print(describe_choice(model, episode_config), markup=False, highlight=False)
 
     def on_item(item: Any) -> None:
         if as_json:
@@ -206,7 +209,10 @@ def demo(
         loaded.close()
     total_s = time.perf_counter() - started
     if as_json:
-        print(json.dumps({**report.to_dict(), "total_time_s": round(total_s, 2)}, indent=2))
+        from sqlscout.demo import describe_choice
+
+        choice = describe_choice(model, episode_config)
+        print(json.dumps({**report.to_dict(), "choice": choice, "total_time_s": round(total_s, 2)}, indent=2))
         return
     console.rule()
     console.print(
