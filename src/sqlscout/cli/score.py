@@ -76,7 +76,7 @@ def run(
     """The command itself, whichever path read its line."""
     from sqlscout.data.loader import LEVELS
     from sqlscout.evaluation.predictions import read_predictions
-    from sqlscout.evaluation.batch_score import ScoreConfig, score_predictions
+    from sqlscout.evaluation.batch_score import SMALL_RESULT_CELLS, ScoreConfig, score_predictions
 
     # Paths a user typed: '~' expanded and resolved here, or one line saying why not.
     predictions, cache_dir = user_path(predictions, "predictions"), user_path(cache_dir, "cache folder")
@@ -88,10 +88,17 @@ def run(
     files_cache = cache_dir if cache else None
     # BIRD's rule needs each gold query's running time, which the cache does not keep.
     cache = cache and timeout_rule == "query"
+    if not cache or not (cache_dir / f"results-py{sys.version_info.major}.{sys.version_info.minor}").is_dir():
+        # Nothing cached: sqlglot will be asked about the predictions that do not run.
+        # Its helper process imports it now, on another core, while this one loads.
+        from sqlscout.scoring.parsing import start_helper
+
+        start_helper()
     try:
         config = ScoreConfig(
             semantics=semantics, workers=workers, timeout_s=timeout,
             cache_dir=cache_dir if cache else None, cache_predictions=cache_predictions and cache,
+            cache_prediction_cells=SMALL_RESULT_CELLS if cache else 0,
             timeout_rule=timeout_rule, immutable=immutable,
         )
         if missing_db not in ("error", "skip"):
@@ -320,7 +327,7 @@ def register(app: Any) -> None:
         ),
         cache_dir: Path = typer.Option(DEFAULT_CACHE, help="Where gold results (and SQaLe databases) are cached."),
         cache: bool = typer.Option(True, help="Use the gold-result cache."),
-        cache_predictions: bool = typer.Option(False, help="Cache the predictions' results too (re-scoring the same file is then instant)."),
+        cache_predictions: bool = typer.Option(False, help="Cache every prediction's result too, however large (by default only those of up to 1,000 cells are kept)."),
         as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
         verdicts: Optional[Path] = typer.Option(None, help="Also write one JSON line per prediction with its verdict."),
         immutable: bool = typer.Option(False, "--immutable", help="The databases do not change while read (read-only media, WAL-mode benchmark copies): open them with SQLite's immutable=1."),

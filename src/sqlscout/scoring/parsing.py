@@ -1,10 +1,19 @@
-"""sqlglot's SQLite parser, built once per thread.
+"""sqlglot's SQLite parser: built once per thread, or asked in a helper process.
 
 ``sqlglot.parse(sql, read="sqlite")`` builds a dialect, a tokenizer and a parser on
 every call, which costs about as much as parsing a short query. Scoring parses many
 (the *parsable* tier of predictions that do not run, the top-level ORDER BY of gold
 queries), so each thread keeps one tokenizer and one parser; both reset themselves at
 every call, so the trees are the ones ``sqlglot.parse`` gives.
+
+Importing sqlglot takes a sixth of a second of CPU, more than scoring Spider dev's
+predictions. A scorer that has not imported it yet can ask a :class:`ParseHelper`
+instead: a process of its own that imports sqlglot and answers while the scorer goes
+on running queries, on another core. It runs this very file (:func:`statement_parses`,
+:func:`order_by_parsed`), so its answers are the ones this process would give.
+
+This module imports only the standard library (sqlglot when a question is asked), so
+that the helper starts in a few milliseconds.
 
 >>> [type(tree).__name__ for tree in parse_sqlite("SELECT 1; SELECT 2")]
 ['Select', 'Select']
@@ -13,11 +22,23 @@ every call, so the trees are the ones ``sqlglot.parse`` gives.
 from __future__ import annotations
 
 import functools
+import os
 import re
+import sys
 import threading
 from typing import Any
 
-__all__ = ["parse_sqlite", "parser_version"]
+__all__ = [
+    "ParseHelper",
+    "close_helper",
+    "order_by_parsed",
+    "parse_sqlite",
+    "parser_version",
+    "shared_helper",
+    "sqlglot_loaded",
+    "start_helper",
+    "statement_parses",
+]
 
 _local = threading.local()
 
@@ -33,6 +54,67 @@ def parse_sqlite(sql: str) -> list[Any]:
         pair = _local.pair = (dialect.tokenizer(), dialect.parser())
     tokenizer, parser = pair
     return parser.parse(tokenizer.tokenize(sql), sql)
+
+
+def sqlglot_loaded() -> bool:
+    """Whether sqlglot's parser is imported in this process already (asking it here
+    then costs only the parse)."""
+    return "sqlglot.dialects.dialect" in sys.modules
+
+
+# sqlglot's classes, looked up once (an import statement costs a microsecond a call).
+_PARSE_ERRORS: tuple[type[BaseException], ...] = ()
+_BARE: tuple[type, ...] = ()  # expressions that are no statement
+
+
+def statement_parses(sql: str) -> bool:
+    """Whether sqlglot parses ``sql`` (which holds a statement) as SQLite into something
+    other than a bare expression: the parsable tier (:func:`sqlscout.scoring.parses`)."""
+    global _PARSE_ERRORS, _BARE
+    if not _BARE:
+        from sqlglot import exp
+        from sqlglot.errors import SqlglotError
+
+        _PARSE_ERRORS = (SqlglotError, ValueError, RecursionError)
+        _BARE = (exp.Condition, exp.Alias, exp.Identifier, exp.Star)
+    try:
+        trees = parse_sqlite(sql)
+    except _PARSE_ERRORS:
+        return False
+    return any(t is not None and not isinstance(t, _BARE) for t in trees)
+
+
+_ORDER_BY = re.compile(r"\border\s+by\b", re.I)
+
+
+def order_by_parsed(sql: str) -> bool:
+    """Whether sqlglot finds a top-level ORDER BY in ``sql``, or the text outside
+    parentheses has one where sqlglot gives no tree
+    (:func:`sqlscout.scoring.has_top_level_order_by` for nested queries)."""
+    from sqlglot import exp
+
+    # sqlglot.parse_one(sql, read="sqlite"), which raises on no tree and wraps several
+    # statements in a Block (which has no ORDER BY).
+    try:
+        trees = parse_sqlite(sql)
+    except Exception:  # noqa: BLE001 - sqlglot raises many types; fall back to text
+        return order_by_outside_parens(sql)
+    if not trees or trees[0] is None:
+        return order_by_outside_parens(sql)
+    return len(trees) == 1 and isinstance(trees[0].args.get("order"), exp.Order)
+
+
+def order_by_outside_parens(sql: str) -> bool:
+    depth = 0
+    flat = []
+    for ch in sql:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth = max(0, depth - 1)
+        elif depth == 0:
+            flat.append(ch)
+    return bool(_ORDER_BY.search("".join(flat)))
 
 
 @functools.lru_cache(maxsize=1)
@@ -56,3 +138,168 @@ def parser_version() -> str | None:
         return None
     found = re.search(r"""^__version__\s*=\s*(?:version\s*=\s*)?['"]([^'"]+)['"]""", text, re.M)
     return found.group(1) if found else None
+
+
+# -- the helper process ----------------------------------------------------------------
+
+# What the helper runs: this file, loaded by its path (not through sqlscout's packages,
+# whose imports it does not need), answering one line per question, in order.
+_HELPER = r"""
+import importlib.util, json, os, sys
+sys.path[:] = json.loads(sys.argv[2])
+sys.setrecursionlimit(int(sys.argv[3]))
+spec = importlib.util.spec_from_file_location("_sqlscout_parsing", sys.argv[1])
+parsing = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(parsing)
+ask = {"p": parsing.statement_parses, "o": parsing.order_by_parsed}
+out = sys.stdout
+for line in sys.stdin:
+    try:
+        answer = "1" if ask[line[0]](json.loads(line[1:])) else "0"
+    except Exception:
+        answer = "?"
+    out.write(answer + "\n")
+    out.flush()
+os._exit(0)  # at the end of the questions; unloading sqlglot's modules takes longer
+"""
+
+# Questions asked and not yet read back, at most: answers are 2 bytes, so the helper
+# never fills the pipe back (64 KiB) while this process is not reading it.
+_MAX_UNREAD = 8_192
+
+
+class ParseHelper:
+    """sqlglot's answers from a process of its own, started by the first question.
+
+    :meth:`ask` sends a question (``"p"``: :func:`statement_parses`, ``"o"``:
+    :func:`order_by_parsed`) and returns at once; :meth:`answer` waits for it. Where the
+    process cannot start or dies, the questions it has not answered are answered in
+    this process, so the answers are always there and always the same.
+    """
+
+    def __init__(self) -> None:
+        self._proc: Any = None
+        self._pid = os.getpid()
+        self._failed = False
+        self._questions: list[tuple[str, str]] = []  # every question asked, in order
+        self._answers: list[bool] = []  # answers read back, in the same order
+
+    def ask(self, kind: str, sql: str) -> int:
+        """Send a question; returns its ticket for :meth:`answer`."""
+        import json
+
+        ticket = len(self._questions)
+        self._questions.append((kind, sql))
+        proc = self._process()
+        if proc is not None:
+            while ticket - len(self._answers) >= _MAX_UNREAD and self._read_one():
+                pass
+            try:
+                proc.stdin.write(kind + json.dumps(sql) + "\n")
+                proc.stdin.flush()
+            except (OSError, ValueError):
+                self._fail()
+        return ticket
+
+    def start(self) -> None:
+        """Start the process now (it imports sqlglot while this one works)."""
+        self._process()
+
+    def answer(self, ticket: int) -> bool:
+        """The answer to the question of ``ticket`` (waiting for it if need be)."""
+        while len(self._answers) <= ticket:
+            if not self._read_one():
+                kind, sql = self._questions[len(self._answers)]
+                self._answers.append(_ANSWER_HERE[kind](sql))
+        return self._answers[ticket]
+
+    def close(self) -> None:
+        """Let the process end (it reads no more questions) and wait for it."""
+        proc, self._proc = self._proc, None
+        if proc is not None and self._pid == os.getpid():
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+            try:
+                proc.wait(timeout=1)  # it ends as it reads the end of its questions
+            except Exception:  # noqa: BLE001 - one still parsing must not hold up the scorer
+                proc.kill()
+                proc.wait()
+            proc.stdout.close()
+
+    def _process(self) -> Any:
+        if self._failed or self._pid != os.getpid():  # a forked child asks sqlglot itself
+            return None
+        if self._proc is None:
+            import json
+            import subprocess
+
+            try:
+                self._proc = subprocess.Popen(
+                    [sys.executable, "-S", "-c", _HELPER, os.path.abspath(__file__), json.dumps(sys.path),
+                     str(sys.getrecursionlimit())],
+                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                    text=True, encoding="utf-8", errors="surrogateescape", bufsize=1 << 16,
+                )
+            except (OSError, ValueError):
+                self._failed = True
+                return None
+        return self._proc
+
+    def _read_one(self) -> bool:
+        """Read the next answer; False when the process gives none (it is then given up)."""
+        proc = self._process()
+        if proc is None or len(self._answers) >= len(self._questions):
+            return False
+        try:
+            line = proc.stdout.readline()
+        except (OSError, ValueError):
+            line = ""
+        if line not in ("1\n", "0\n"):  # "?" (it raised), or it is gone
+            if line != "?\n":
+                self._fail()
+            return False
+        self._answers.append(line == "1\n")
+        return True
+
+    def _fail(self) -> None:
+        self._failed = True
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            proc.kill()
+            proc.wait()
+            for stream in (proc.stdin, proc.stdout):
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+
+
+_ANSWER_HERE = {"p": statement_parses, "o": order_by_parsed}
+
+_shared: ParseHelper | None = None
+
+
+def shared_helper() -> ParseHelper:
+    """This process's helper (its process starts with the first question)."""
+    global _shared
+    if _shared is None or _shared._pid != os.getpid():
+        _shared = ParseHelper()
+    return _shared
+
+
+def start_helper() -> None:
+    """Start this process's helper now, unless sqlglot is loaded here already: for a
+    caller that expects questions (``sqlscout score`` on an empty cache), so that
+    sqlglot is imported while the caller still loads its own modules and data."""
+    if not sqlglot_loaded():
+        shared_helper().start()
+
+
+def close_helper() -> None:
+    """End this process's helper, if it has one."""
+    global _shared
+    helper, _shared = _shared, None
+    if helper is not None:
+        helper.close()
