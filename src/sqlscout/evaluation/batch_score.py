@@ -402,21 +402,49 @@ def _judge(entry: Staged, config: ScoreConfig, parsable: bool | None = None) -> 
     return index, scored.verdict, source
 
 
+class _OnDemand:
+    """A scorer's database, opened by the first query that runs: where every result is
+    cached, none is (opening one and reading its schema costs about a millisecond).
+    One read transaction then holds for all its questions: every query sees the same
+    bytes, and SQLite locks the file once, not per query (on Spider, half a query's cost)."""
+
+    def __init__(self, path: str, config: ScoreConfig) -> None:
+        self.path = Path(path).expanduser().resolve()  # as Database names it (GoldResults' key)
+        self.config = config
+        self._db: Database | None = None
+        self._snapshot: Any = None
+
+    def execute(self, sql: str, **limits: Any) -> Any:
+        return self._open().execute(sql, **limits)
+
+    def _open(self) -> Database:
+        if self._db is None:
+            config = self.config
+            db = Database(self.path, SandboxConfig(timeout_s=config.timeout_s, max_rows=config.max_rows,
+                                                   immutable=config.immutable))
+            snapshot = db.snapshot()
+            try:
+                snapshot.__enter__()
+            except BaseException:
+                db.close()
+                raise
+            self._db, self._snapshot = db, snapshot
+        return self._db
+
+    def close(self) -> None:
+        db, self._db = self._db, None
+        if db is not None:
+            try:
+                self._snapshot.__exit__(None, None, None)
+            finally:
+                db.close()
+
+
 class _DatabaseScorer:
-    """Scores questions on one database: opened once, its gold results remembered."""
+    """Scores questions on one database: opened once (if at all), its gold results remembered."""
 
     def __init__(self, path: str, bundle: ResultBundle | None, config: ScoreConfig, unparsed: _Unparsed) -> None:
-        self.db = Database(
-            path, SandboxConfig(timeout_s=config.timeout_s, max_rows=config.max_rows, immutable=config.immutable)
-        )
-        # One read transaction for all its questions: every query sees the same bytes,
-        # and SQLite locks the file once, not per query (on Spider, half a query's cost).
-        self._snapshot = self.db.snapshot()
-        try:
-            self._snapshot.__enter__()
-        except BaseException:
-            self.db.close()
-            raise
+        self.db: Any = _OnDemand(path, config)  # what execute_for_scoring and GoldResults use of a Database
         self.bundle = bundle
         self.config = config
         self.unparsed = unparsed
@@ -523,7 +551,6 @@ class _DatabaseScorer:
     def close(self) -> None:
         try:
             self.flush()
-            self._snapshot.__exit__(None, None, None)
         finally:
             self.db.close()
 
