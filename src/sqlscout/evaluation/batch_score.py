@@ -300,7 +300,7 @@ def _score_here(
                         rest = items[at + _SLICE :]
                         return ([(path, rest)] if rest else []) + work[position + 1 :]
             finally:
-                scorer.close()
+                scorer.close(flush=False)  # the cache writes its file once, as it lets go of it or at the end
         collect.take(unparsed.drain())
     finally:
         unparsed.close()
@@ -382,7 +382,8 @@ class _Unparsed:
                 touched[id(bundle)] = bundle
             out.append(_judge(entry, self.config, parsable))
         for bundle in touched.values():  # its database may be done (and its file written) already
-            bundle.flush()
+            if not bundle.held():
+                bundle.flush()
         return out
 
     def close(self) -> None:
@@ -548,9 +549,10 @@ class _DatabaseScorer:
         if self.bundle is not None:
             self.bundle.flush()
 
-    def close(self) -> None:
+    def close(self, *, flush: bool = True) -> None:
         try:
-            self.flush()
+            if flush:
+                self.flush()
         finally:
             self.db.close()
 

@@ -174,6 +174,7 @@ class ResultBundle:
 
     def __init__(self, cache: ResultCache, db_hash: str) -> None:
         self.cache = cache
+        self.db_hash = db_hash
         self.path = cache.folder / f"{db_hash}-{cache.max_rows}.marshal"
         loaded = _read(self.path)
         self._entries: dict[str, _Entry] = loaded[1] if _valid(loaded) else {}
@@ -191,6 +192,12 @@ class ResultBundle:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def held(self) -> bool:
+        """Whether its cache still holds it, and so writes what it is told at the
+        cache's next :meth:`ResultCache.flush` or :meth:`ResultCache.close` (a bundle
+        the cache let go of was written then, and must write what it learns since)."""
+        return self.cache._bundles.get(self.db_hash) is self
 
     def get(self, sql: str) -> ExecResult | None:
         entry = self._entries.get(sql)
