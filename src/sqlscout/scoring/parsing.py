@@ -163,6 +163,7 @@ for line in sys.stdin:
 os._exit(0)  # at the end of the questions; unloading sqlglot's modules takes longer
 """
 
+_SEND_EVERY = 16  # questions written to the helper's pipe together
 # Questions asked and not yet read back, at most: answers are 2 bytes, so the helper
 # never fills the pipe back (64 KiB) while this process is not reading it.
 _MAX_UNREAD = 8_192
@@ -192,11 +193,14 @@ class ParseHelper:
         self._questions.append((kind, sql))
         proc = self._process()
         if proc is not None:
-            while ticket - len(self._answers) >= _MAX_UNREAD and self._read_one():
-                pass
+            if ticket - len(self._answers) >= _MAX_UNREAD:
+                self._send()
+                while ticket - len(self._answers) >= _MAX_UNREAD and self._read_one():
+                    pass
             try:
                 proc.stdin.write(kind + json.dumps(sql) + "\n")
-                proc.stdin.flush()
+                if ticket % _SEND_EVERY == 0:  # the first at once, then in groups: fewer writes
+                    proc.stdin.flush()
             except (OSError, ValueError):
                 self._fail()
         return ticket
@@ -207,6 +211,8 @@ class ParseHelper:
 
     def answer(self, ticket: int) -> bool:
         """The answer to the question of ``ticket`` (waiting for it if need be)."""
+        if len(self._answers) <= ticket:
+            self._send()
         while len(self._answers) <= ticket:
             if not self._read_one():
                 kind, sql = self._questions[len(self._answers)]
@@ -246,6 +252,14 @@ class ParseHelper:
                 self._failed = True
                 return None
         return self._proc
+
+    def _send(self) -> None:
+        """Send the questions still buffered here."""
+        if self._proc is not None:
+            try:
+                self._proc.stdin.flush()
+            except (OSError, ValueError):
+                self._fail()
 
     def _read_one(self) -> bool:
         """Read the next answer; False when the process gives none (it is then given up)."""
