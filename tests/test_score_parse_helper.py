@@ -122,3 +122,26 @@ def test_sqlscout_score_reuses_small_prediction_results_by_default(tmp_path: Pat
     assert cold["prediction_cache_hits"] == 0 < warm["prediction_cache_hits"] and uncached["prediction_cache_hits"] == 0
     for key in ("total", "by_difficulty", "outcomes"):
         assert cold[key] == warm[key] == uncached[key]
+
+
+def test_every_answer_of_a_cold_run_is_in_the_cache_after_it(spider_dev, tmp_path):
+    # Questions on many databases (more than the cache holds in memory at once), so
+    # answers also arrive for databases whose files were written already.
+    from sqlscout.scoring.parsing import parser_version
+    from sqlscout.scoring.result_cache import ResultCache
+
+    tasks = spider_dev[:500]
+    predictions = [Prediction(t, perturb(t.gold_sql or "", i)) for i, t in enumerate(tasks)]
+    config = ScoreConfig(workers=1, cache_dir=tmp_path, cache_prediction_cells=SMALL_RESULT_CELLS)
+    run = score_predictions(predictions, config)
+    assert len({t.db_id for t in tasks}) > 8
+    cache, version = ResultCache(tmp_path), parser_version()
+    failed = [(p, v) for p, v in zip(predictions, run.verdicts) if v.outcome.value in ("parsable", "invalid")]
+    assert len(failed) > 20
+    for prediction, verdict in failed:
+        bundle = cache.results(cache.database_hash(prediction.task.db_path))
+        assert bundle.get(prediction.sql or "") is not None  # its result (an error) is cached
+        if verdict.pred_error != "no SQL statement" and not (verdict.pred_error or "").startswith("Refused"):
+            assert bundle.parsed(prediction.sql or "", version) == (verdict.outcome.value == "parsable")
+    again = score_predictions(predictions, config)
+    assert again.verdicts == run.verdicts and again.gold_runs == 0 and again.pred_cache_hits > 0
