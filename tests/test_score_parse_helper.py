@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -17,7 +18,7 @@ from sqlscout.data import load_tasks
 from sqlscout.env.task import Task
 from sqlscout.evaluation.batch_score import SMALL_RESULT_CELLS, Prediction, ScoreConfig, score_predictions
 from sqlscout.evaluation.perturb import perturb
-from sqlscout.scoring.parsing import ParseHelper, order_by_parsed, statement_parses
+from sqlscout.scoring.parsing import ParseHelper, _kill, _waited, order_by_parsed, statement_parses
 
 ODD = [
     "SELECT 1", "SELEC name FROM singer", "Ada", "5", "x = 1", "SELECT 1; SELECT 2", "SELECT a FROM t -- c\n",
@@ -32,14 +33,22 @@ def spider_dev(data_dir):
     return load_tasks("spider", SPIDER, missing_db="skip")
 
 
-def test_the_helper_answers_as_this_process_does(spider_dev):
+@pytest.mark.parametrize("start", ["fork", "new interpreter"])
+def test_the_helper_answers_as_this_process_does(spider_dev, start):
     sqls = ODD + [perturb(t.gold_sql or "", i) for i, t in enumerate(spider_dev[:400])]
+    # Another thread running makes forking unsafe: the helper is a new interpreter then.
+    release = threading.Event()
+    other = threading.Thread(target=release.wait) if start != "fork" else None
+    if other is not None:
+        other.start()
     helper = ParseHelper()
     try:
         tickets = [(helper.ask("p", sql), helper.ask("o", sql)) for sql in sqls]
+        assert isinstance(helper._child, int) == (start == "fork")
         answers = [(helper.answer(p), helper.answer(o)) for p, o in tickets]
-        assert helper._proc is not None and not helper._failed  # answered by the process, not here
+        assert helper._child is not None and not helper._failed  # answered by the process, not here
     finally:
+        release.set()
         helper.close()
     assert answers == [(statement_parses(sql), order_by_parsed(sql)) for sql in sqls]
     assert {p for p, _ in answers} == {True, False} and {o for _, o in answers} == {True, False}
@@ -49,16 +58,23 @@ def test_a_helper_that_dies_or_cannot_start_is_answered_here(monkeypatch, tmp_pa
     helper = ParseHelper()
     first = helper.ask("p", "SELECT 1")
     assert helper.answer(first) is True
-    helper._proc.kill()
-    helper._proc.wait()
+    _kill(helper._child)
+    _waited(helper._child, None)
     later = [helper.ask("p", "SELEC x FROM t"), helper.ask("o", "SELECT a FROM (SELECT a FROM t) ORDER BY a")]
     assert [helper.answer(t) for t in later] == [False, True] and helper._failed
     helper.close()
+    # A new interpreter (another thread runs) that cannot start.
     monkeypatch.setattr(sys, "executable", str(tmp_path / "no-python-here"))
-    helper = ParseHelper()
-    assert [helper.answer(helper.ask("p", sql)) for sql in ("SELECT 1", "SELEC 1")] == [True, False]
-    assert helper._failed
-    helper.close()
+    release = threading.Event()
+    other = threading.Thread(target=release.wait)
+    other.start()
+    try:
+        helper = ParseHelper()
+        assert [helper.answer(helper.ask("p", sql)) for sql in ("SELECT 1", "SELEC 1")] == [True, False]
+        assert helper._failed and helper._child is None
+        helper.close()
+    finally:
+        release.set()
 
 
 def test_a_cold_score_leaves_sqlglot_to_the_helper_with_the_same_verdicts(spider_dev, tmp_path):

@@ -142,24 +142,32 @@ def parser_version() -> str | None:
 
 # -- the helper process ----------------------------------------------------------------
 
-# What the helper runs: this file, loaded by its path (not through sqlscout's packages,
-# whose imports it does not need), answering one line per question, in order.
-_HELPER = r"""
+
+def _serve(questions: Any, answers: Any) -> None:
+    """The helper's loop: one line per question (its kind, then the SQL as JSON), one
+    line per answer (``1``, ``0``, or ``?`` where answering raised), in order."""
+    import json
+
+    ask = {"p": statement_parses, "o": order_by_parsed}
+    for line in questions:
+        try:
+            answer = "1" if ask[line[0]](json.loads(line[1:])) else "0"
+        except Exception:  # noqa: BLE001 - the asker answers this one itself
+            answer = "?"
+        answers.write(answer + "\n")
+        answers.flush()
+
+
+# A helper started as a new interpreter runs this file, loaded by its path (not
+# through sqlscout's packages, whose imports it does not need).
+_SPAWNED = r"""
 import importlib.util, json, os, sys
 sys.path[:] = json.loads(sys.argv[2])
 sys.setrecursionlimit(int(sys.argv[3]))
 spec = importlib.util.spec_from_file_location("_sqlscout_parsing", sys.argv[1])
 parsing = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(parsing)
-ask = {"p": parsing.statement_parses, "o": parsing.order_by_parsed}
-out = sys.stdout
-for line in sys.stdin:
-    try:
-        answer = "1" if ask[line[0]](json.loads(line[1:])) else "0"
-    except Exception:
-        answer = "?"
-    out.write(answer + "\n")
-    out.flush()
+parsing._serve(sys.stdin, sys.stdout)
 os._exit(0)  # at the end of the questions; unloading sqlglot's modules takes longer
 """
 
@@ -167,6 +175,7 @@ _SEND_EVERY = 16  # questions written to the helper's pipe together
 # Questions asked and not yet read back, at most: answers are 2 bytes, so the helper
 # never fills the pipe back (64 KiB) while this process is not reading it.
 _MAX_UNREAD = 8_192
+_TEXT = {"encoding": "utf-8", "errors": "surrogateescape"}
 
 
 class ParseHelper:
@@ -176,10 +185,16 @@ class ParseHelper:
     :func:`order_by_parsed`) and returns at once; :meth:`answer` waits for it. Where the
     process cannot start or dies, the questions it has not answered are answered in
     this process, so the answers are always there and always the same.
+
+    The process is this one, forked, where that is safe (no other thread runs): it
+    then shares the modules loaded here and imports only sqlglot's own, about half the
+    work of a new interpreter. Otherwise it is a new interpreter.
     """
 
     def __init__(self) -> None:
-        self._proc: Any = None
+        self._to: Any = None  # questions, to the process
+        self._from: Any = None  # answers, from it
+        self._child: Any = None  # its pid (forked) or its Popen (a new interpreter)
         self._pid = os.getpid()
         self._failed = False
         self._questions: list[tuple[str, str]] = []  # every question asked, in order
@@ -191,23 +206,22 @@ class ParseHelper:
 
         ticket = len(self._questions)
         self._questions.append((kind, sql))
-        proc = self._process()
-        if proc is not None:
+        if self._started():
             if ticket - len(self._answers) >= _MAX_UNREAD:
                 self._send()
                 while ticket - len(self._answers) >= _MAX_UNREAD and self._read_one():
                     pass
             try:
-                proc.stdin.write(kind + json.dumps(sql) + "\n")
+                self._to.write(kind + json.dumps(sql) + "\n")
                 if ticket % _SEND_EVERY == 0:  # the first at once, then in groups: fewer writes
-                    proc.stdin.flush()
+                    self._to.flush()
             except (OSError, ValueError):
                 self._fail()
         return ticket
 
     def start(self) -> None:
         """Start the process now (it imports sqlglot while this one works)."""
-        self._process()
+        self._started()
 
     def answer(self, ticket: int) -> bool:
         """The answer to the question of ``ticket`` (waiting for it if need be)."""
@@ -221,53 +235,65 @@ class ParseHelper:
 
     def close(self) -> None:
         """Let the process end (it reads no more questions) and wait for it."""
-        proc, self._proc = self._proc, None
-        if proc is not None and self._pid == os.getpid():
-            try:
-                proc.stdin.close()
-            except OSError:
-                pass
-            try:
-                proc.wait(timeout=1)  # it ends as it reads the end of its questions
-            except Exception:  # noqa: BLE001 - one still parsing must not hold up the scorer
-                proc.kill()
-                proc.wait()
-            proc.stdout.close()
+        if self._child is not None and self._pid == os.getpid():
+            self._end(kill=False)
 
-    def _process(self) -> Any:
+    def _started(self) -> bool:
+        """Whether the process runs (started now if it was not)."""
         if self._failed or self._pid != os.getpid():  # a forked child asks sqlglot itself
-            return None
-        if self._proc is None:
-            import json
-            import subprocess
-
+            return False
+        if self._child is None:
             try:
-                self._proc = subprocess.Popen(
-                    [sys.executable, "-S", "-c", _HELPER, os.path.abspath(__file__), json.dumps(sys.path),
-                     str(sys.getrecursionlimit())],
-                    stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
-                    text=True, encoding="utf-8", errors="surrogateescape", bufsize=1 << 16,
-                )
+                self._fork() if threading.active_count() == 1 and hasattr(os, "fork") else self._spawn()
             except (OSError, ValueError):
                 self._failed = True
-                return None
-        return self._proc
+                return False
+        return True
+
+    def _fork(self) -> None:
+        questions_in, questions_out = os.pipe()
+        answers_in, answers_out = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the helper: never returns, and runs no exit handler of the parent's
+            try:
+                os.close(questions_out)
+                os.close(answers_in)
+                with open(questions_in, **_TEXT) as questions, open(answers_out, "w", **_TEXT) as answers:  # type: ignore[call-overload]
+                    _serve(questions, answers)
+            finally:
+                os._exit(0)
+        os.close(questions_in)
+        os.close(answers_out)
+        self._child = pid
+        self._to = open(questions_out, "w", buffering=1 << 16, **_TEXT)  # type: ignore[call-overload]  # noqa: SIM115
+        self._from = open(answers_in, **_TEXT)  # type: ignore[call-overload]  # noqa: SIM115
+
+    def _spawn(self) -> None:
+        import json
+        import subprocess
+
+        proc = subprocess.Popen(
+            [sys.executable, "-S", "-c", _SPAWNED, os.path.abspath(__file__), json.dumps(sys.path),
+             str(sys.getrecursionlimit())],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+            bufsize=1 << 16, **_TEXT,
+        )
+        self._child, self._to, self._from = proc, proc.stdin, proc.stdout
 
     def _send(self) -> None:
         """Send the questions still buffered here."""
-        if self._proc is not None:
+        if self._to is not None:
             try:
-                self._proc.stdin.flush()
+                self._to.flush()
             except (OSError, ValueError):
                 self._fail()
 
     def _read_one(self) -> bool:
         """Read the next answer; False when the process gives none (it is then given up)."""
-        proc = self._process()
-        if proc is None or len(self._answers) >= len(self._questions):
+        if not self._started() or len(self._answers) >= len(self._questions):
             return False
         try:
-            line = proc.stdout.readline()
+            line = self._from.readline()
         except (OSError, ValueError):
             line = ""
         if line not in ("1\n", "0\n"):  # "?" (it raised), or it is gone
@@ -279,15 +305,59 @@ class ParseHelper:
 
     def _fail(self) -> None:
         self._failed = True
-        proc, self._proc = self._proc, None
-        if proc is not None:
-            proc.kill()
-            proc.wait()
-            for stream in (proc.stdin, proc.stdout):
-                try:
-                    stream.close()
-                except OSError:
-                    pass
+        self._end(kill=True)
+
+    def _end(self, *, kill: bool) -> None:
+        child, to, answers = self._child, self._to, self._from
+        self._child = self._to = self._from = None
+        if child is None:
+            return
+        if kill:
+            _kill(child)
+        try:
+            to.close()  # the end of the questions: it ends as it reads that
+        except OSError:
+            pass
+        if not _waited(child, 1.0):  # one still parsing must not hold up the scorer
+            _kill(child)
+            _waited(child, None)
+        answers.close()
+
+
+def _kill(child: Any) -> None:
+    import signal
+
+    try:
+        child.kill() if not isinstance(child, int) else os.kill(child, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def _waited(child: Any, timeout: float | None) -> bool:
+    """Whether ``child`` (a pid or a Popen) ended within ``timeout`` seconds (None: wait)."""
+    if not isinstance(child, int):
+        import subprocess
+
+        try:
+            child.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+    import time
+
+    ends = None if timeout is None else time.monotonic() + timeout
+    delay = 0.0005
+    while True:
+        try:
+            pid, _ = os.waitpid(child, 0 if ends is None else os.WNOHANG)
+        except ChildProcessError:
+            return True
+        if pid:
+            return True
+        if time.monotonic() > ends:  # type: ignore[operator]
+            return False
+        time.sleep(delay)
+        delay = min(delay * 2, 0.02)
 
 
 _ANSWER_HERE = {"p": statement_parses, "o": order_by_parsed}
