@@ -33,25 +33,44 @@ def spider_dev(data_dir):
     return load_tasks("spider", SPIDER, missing_db="skip")
 
 
-@pytest.mark.parametrize("start", ["fork", "new interpreter"])
-def test_the_helper_answers_as_this_process_does(spider_dev, start):
+_ASK_ALL = """
+import json, sys
+from sqlscout.scoring.parsing import ParseHelper
+sqls = json.load(sys.stdin)
+helper = ParseHelper()
+tickets = [(helper.ask("p", sql), helper.ask("o", sql)) for sql in sqls]
+forked, failed = isinstance(helper._child, int), helper._failed
+answers = [[helper.answer(p), helper.answer(o)] for p, o in tickets]
+helper.close()
+print(json.dumps({"forked": forked, "failed": failed or helper._failed, "answers": answers,
+                  "sqlglot": "sqlglot" in sys.modules}))
+"""
+
+
+def test_the_helper_answers_as_this_process_does(spider_dev):
     sqls = ODD + [perturb(t.gold_sql or "", i) for i, t in enumerate(spider_dev[:400])]
-    # Another thread running makes forking unsafe: the helper is a new interpreter then.
+    expected = [[statement_parses(sql), order_by_parsed(sql)] for sql in sqls]
+    assert {p for p, _ in expected} == {True, False} and {o for _, o in expected} == {True, False}
+    # Forked: from a fresh process, where no other thread runs.
+    out = subprocess.run([sys.executable, "-c", _ASK_ALL], input=json.dumps(sqls), capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(REPO / "src")}, check=True)
+    forked = json.loads(out.stdout)
+    assert forked["forked"] and not forked["failed"] and not forked["sqlglot"]  # every answer from the helper
+    assert forked["answers"] == expected
+    # A new interpreter: another thread runs here, so forking is not safe.
     release = threading.Event()
-    other = threading.Thread(target=release.wait) if start != "fork" else None
-    if other is not None:
-        other.start()
+    other = threading.Thread(target=release.wait)
+    other.start()
     helper = ParseHelper()
     try:
         tickets = [(helper.ask("p", sql), helper.ask("o", sql)) for sql in sqls]
-        assert isinstance(helper._child, int) == (start == "fork")
-        answers = [(helper.answer(p), helper.answer(o)) for p, o in tickets]
+        assert not isinstance(helper._child, int)
+        answers = [[helper.answer(p), helper.answer(o)] for p, o in tickets]
         assert helper._child is not None and not helper._failed  # answered by the process, not here
     finally:
         release.set()
         helper.close()
-    assert answers == [(statement_parses(sql), order_by_parsed(sql)) for sql in sqls]
-    assert {p for p, _ in answers} == {True, False} and {o for _, o in answers} == {True, False}
+    assert answers == expected
 
 
 def test_a_helper_that_dies_or_cannot_start_is_answered_here(monkeypatch, tmp_path):
