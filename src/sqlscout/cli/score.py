@@ -88,12 +88,6 @@ def run(
     files_cache = cache_dir if cache else None
     # BIRD's rule needs each gold query's running time, which the cache does not keep.
     cache = cache and timeout_rule == "query"
-    if not cache or not (cache_dir / f"results-py{sys.version_info.major}.{sys.version_info.minor}").is_dir():
-        # Nothing cached: sqlglot will be asked about the predictions that do not run.
-        # Its helper process imports it now, on another core, while this one loads.
-        from sqlscout.scoring.parsing import start_helper
-
-        start_helper()
     try:
         config = ScoreConfig(
             semantics=semantics, workers=workers, timeout_s=timeout,
@@ -103,6 +97,8 @@ def run(
         )
         if missing_db not in ("error", "skip"):
             fail(f"--missing-db takes error or skip, got '{missing_db}'")
+        if predictions.exists() and (predictions.is_dir() or benchmark is not None):
+            _expect_parsing(cache_dir if cache else None)
         # Questions on a missing database are dropped after the predictions are paired:
         # a file keyed by position still names them (BIRD's format), and is no error.
         tasks = _benchmark_tasks(predictions, benchmark, data, split, phrasing, db_root,
@@ -169,6 +165,16 @@ def run(
         more = f"; and {len(gold_errors) - 5} more (--json lists all)" if len(gold_errors) > 5 else ""
         count = f"{len(gold_errors)} gold quer{'y' if len(gold_errors) == 1 else 'ies'} failed"
         write_line(f"{count} (counted wrong): {shown}{more}")
+
+
+def _expect_parsing(cache_dir: Optional[Path]) -> None:
+    """With nothing cached, sqlglot will be asked about the predictions that do not
+    run: its helper process imports it now, on another core, while this one loads the
+    benchmark (:class:`~sqlscout.scoring.parsing.ParseHelper`)."""
+    if cache_dir is None or not (cache_dir / f"results-py{sys.version_info.major}.{sys.version_info.minor}").is_dir():
+        from sqlscout.scoring.parsing import start_helper
+
+        start_helper()
 
 
 def _database_exists(task: Any, known: dict[Any, bool]) -> bool:
