@@ -16,9 +16,20 @@ from conftest import REPO, SPIDER
 
 from sqlscout.data import load_tasks
 from sqlscout.env.task import Task
-from sqlscout.evaluation.batch_score import SMALL_RESULT_CELLS, Prediction, ScoreConfig, score_predictions
+from sqlscout.evaluation.batch_score import (
+    SMALL_RESULT_CELLS,
+    Prediction,
+    ScoreConfig,
+    score_predictions,
+)
 from sqlscout.evaluation.perturb import perturb
-from sqlscout.scoring.parsing import ParseHelper, _kill, _waited, order_by_parsed, statement_parses
+from sqlscout.scoring.parsing import (
+    ParseHelper,
+    _kill,
+    _waited,
+    order_by_parsed,
+    statement_parses,
+)
 
 ODD = [
     "SELECT 1", "SELEC name FROM singer", "Ada", "5", "x = 1", "SELECT 1; SELECT 2", "SELECT a FROM t -- c\n",

@@ -22,7 +22,7 @@ from collections import Counter
 from enum import Enum
 from typing import Any, Sequence
 
-from sqlscout.scoring.parsing import order_by_parsed
+from sqlscout.scoring.parsing import ORDER_BY, order_by_parsed
 
 __all__ = [
     "ComparisonTimeout",
@@ -194,9 +194,6 @@ def _column_permutation_exists(
     return extend(0, [False] * width, empty, empty)
 
 
-_ORDER_BY = re.compile(r"\border\s+by\b", re.I)
-
-
 def has_top_level_order_by(sql: str) -> bool:
     """Whether the outermost query has an ORDER BY (subqueries' ORDER BY do not count).
 
@@ -221,7 +218,7 @@ def order_by_from_text(sql: str) -> bool | None:
         return False
     flat = _QUOTED.sub(" ", sql)
     if not _LEFTOVER.search(flat):
-        return bool(_ORDER_BY.search(flat))
+        return bool(ORDER_BY.search(flat))
     return None
 
 

@@ -29,6 +29,7 @@ import threading
 from typing import Any
 
 __all__ = [
+    "ORDER_BY",
     "ParseHelper",
     "close_helper",
     "order_by_parsed",
@@ -84,7 +85,7 @@ def statement_parses(sql: str) -> bool:
     return any(t is not None and not isinstance(t, _BARE) for t in trees)
 
 
-_ORDER_BY = re.compile(r"\border\s+by\b", re.I)
+ORDER_BY = re.compile(r"\border\s+by\b", re.I)  # the words, wherever they stand
 
 
 def order_by_parsed(sql: str) -> bool:
@@ -114,7 +115,7 @@ def order_by_outside_parens(sql: str) -> bool:
             depth = max(0, depth - 1)
         elif depth == 0:
             flat.append(ch)
-    return bool(_ORDER_BY.search("".join(flat)))
+    return bool(ORDER_BY.search("".join(flat)))
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,7 +1,8 @@
 """Query results kept on disk: one file per database content hash.
 
 ``sqlscout score`` keeps every gold result here, so scoring the same benchmark again
-runs only the predictions (and, when asked, keeps prediction results too). All results
+runs only the predictions (it keeps their small results too, and all of them when
+asked). All results
 on one database's bytes live in one file, ``results-py3.11/<sha256>-<row cap>.marshal``,
 read once per run: a cached gold result then costs a dict lookup, not a query, a file
 or a key hash. A result of more than ``SPILL_CELLS`` cells is written to its own file
