@@ -23,13 +23,8 @@ from sqlscout.evaluation.batch_score import (
     score_predictions,
 )
 from sqlscout.evaluation.perturb import perturb
-from sqlscout.scoring.parsing import (
-    ParseHelper,
-    _kill,
-    _waited,
-    order_by_parsed,
-    statement_parses,
-)
+from sqlscout.scoring.parse_helper import ParseHelper, _kill, _waited
+from sqlscout.scoring.parsing import order_by_parsed, statement_parses
 
 ODD = [
     "SELECT 1", "SELEC name FROM singer", "Ada", "5", "x = 1", "SELECT 1; SELECT 2", "SELECT a FROM t -- c\n",
@@ -46,7 +41,7 @@ def spider_dev(data_dir):
 
 _ASK_ALL = """
 import json, sys
-from sqlscout.scoring.parsing import ParseHelper
+from sqlscout.scoring.parse_helper import ParseHelper
 sqls = json.load(sys.stdin)
 helper = ParseHelper()
 tickets = [(helper.ask("p", sql), helper.ask("o", sql)) for sql in sqls]

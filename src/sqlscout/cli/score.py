@@ -170,9 +170,9 @@ def run(
 def _expect_parsing(cache_dir: Optional[Path]) -> None:
     """With nothing cached, sqlglot will be asked about the predictions that do not
     run: its helper process imports it now, on another core, while this one loads the
-    benchmark (:class:`~sqlscout.scoring.parsing.ParseHelper`)."""
+    benchmark (:mod:`sqlscout.scoring.parse_helper`)."""
     if cache_dir is None or not (cache_dir / f"results-py{sys.version_info.major}.{sys.version_info.minor}").is_dir():
-        from sqlscout.scoring.parsing import start_helper
+        from sqlscout.scoring.parse_helper import start_helper
 
         start_helper()
 

@@ -47,7 +47,8 @@ from sqlscout.env.sandbox import Database, SandboxConfig
 from sqlscout.scoring import ExecResult, Semantics, Verdict, execute_for_scoring, has_top_level_order_by, score_sql
 from sqlscout.scoring.gold import GoldResults
 from sqlscout.scoring.compare import order_by_from_text
-from sqlscout.scoring.parsing import ParseHelper, close_helper, parser_version, shared_helper, sqlglot_loaded
+from sqlscout.scoring.parse_helper import ParseHelper, close_helper, shared_helper
+from sqlscout.scoring.parsing import parser_version, sqlglot_loaded
 from sqlscout.scoring.verdict import SCORING_MAX_ROWS, SCORING_TIMEOUT_S, has_statement, parses
 from sqlscout.env.task import Task
 
@@ -327,7 +328,7 @@ class _Unparsed:
     whether a nested gold query has a top-level ORDER BY.
 
     Where sqlglot is not loaded in this process, each question goes at once to a
-    :class:`~sqlscout.scoring.parsing.ParseHelper`, a process that imports sqlglot
+    :class:`~sqlscout.scoring.parse_helper.ParseHelper`, a process that imports sqlglot
     and answers while this one goes on running queries; importing it here would hold
     up the scoring for a sixth of a second. Where it is loaded, they are parsed here,
     many at once: sqlglot's parser runs about three times faster while it is hot in
