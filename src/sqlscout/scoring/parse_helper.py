@@ -28,6 +28,7 @@ import json
 import os
 import sys
 import threading
+import warnings
 from typing import TYPE_CHECKING, TextIO, Union
 
 from sqlscout.scoring import parsing
@@ -130,7 +131,10 @@ class ParseHelper:
     def _fork(self) -> None:
         questions_in, questions_out = os.pipe()
         answers_in, answers_out = os.pipe()
-        pid = os.fork()
+        with warnings.catch_warnings():
+            # Python 3.12+ warns of forking beside other threads: the watchdog is safe (above).
+            warnings.simplefilter("ignore", DeprecationWarning)
+            pid = os.fork()
         if pid == 0:  # the helper: never returns, and runs no exit handler of the parent's
             try:
                 os.close(questions_out)
