@@ -16,8 +16,9 @@ warm-up run of each, interleaved:
 - ``sqlscout score`` on predictions it has not seen, the gold results cached (by an
   earlier run on another set of predictions for the same questions);
 - ``sqlscout score`` with its caches warm (the same predictions scored before: gold
-  results, the benchmark's files, and sqlglot's verdicts on the predictions that do
-  not run), and the same with ``--cache-predictions`` (their results too);
+  results, the benchmark's files, sqlglot's verdicts on the predictions that do not
+  run, and the predictions' small results, which it keeps by default), and the same
+  with ``--cache-predictions`` (their results of any size);
 - ``sqlscout --help`` and ``sqlscout tool DB list_tables``.
 
 Bytecode is cached for every process (``PYTHONPYCACHEPREFIX`` in the temporary

@@ -76,7 +76,7 @@ def run(
     """The command itself, whichever path read its line."""
     from sqlscout.data.loader import LEVELS
     from sqlscout.evaluation.predictions import read_predictions
-    from sqlscout.evaluation.batch_score import ScoreConfig, score_predictions
+    from sqlscout.evaluation.batch_score import SMALL_RESULT_CELLS, ScoreConfig, score_predictions
 
     # Paths a user typed: '~' expanded and resolved here, or one line saying why not.
     predictions, cache_dir = user_path(predictions, "predictions"), user_path(cache_dir, "cache folder")
@@ -92,10 +92,13 @@ def run(
         config = ScoreConfig(
             semantics=semantics, workers=workers, timeout_s=timeout,
             cache_dir=cache_dir if cache else None, cache_predictions=cache_predictions and cache,
+            cache_prediction_cells=SMALL_RESULT_CELLS if cache else 0,
             timeout_rule=timeout_rule, immutable=immutable,
         )
         if missing_db not in ("error", "skip"):
             fail(f"--missing-db takes error or skip, got '{missing_db}'")
+        if predictions.exists() and (predictions.is_dir() or benchmark is not None):
+            _expect_parsing(cache_dir if cache else None)
         # Questions on a missing database are dropped after the predictions are paired:
         # a file keyed by position still names them (BIRD's format), and is no error.
         tasks = _benchmark_tasks(predictions, benchmark, data, split, phrasing, db_root,
@@ -162,6 +165,16 @@ def run(
         more = f"; and {len(gold_errors) - 5} more (--json lists all)" if len(gold_errors) > 5 else ""
         count = f"{len(gold_errors)} gold quer{'y' if len(gold_errors) == 1 else 'ies'} failed"
         write_line(f"{count} (counted wrong): {shown}{more}")
+
+
+def _expect_parsing(cache_dir: Optional[Path]) -> None:
+    """With nothing cached, sqlglot will be asked about the predictions that do not
+    run: its helper process imports it now, on another core, while this one loads the
+    benchmark (:mod:`sqlscout.scoring.parse_helper`)."""
+    if cache_dir is None or not (cache_dir / f"results-py{sys.version_info.major}.{sys.version_info.minor}").is_dir():
+        from sqlscout.scoring.parse_helper import start_helper
+
+        start_helper()
 
 
 def _database_exists(task: Any, known: dict[Any, bool]) -> bool:
@@ -320,7 +333,7 @@ def register(app: Any) -> None:
         ),
         cache_dir: Path = typer.Option(DEFAULT_CACHE, help="Where gold results (and SQaLe databases) are cached."),
         cache: bool = typer.Option(True, help="Use the gold-result cache."),
-        cache_predictions: bool = typer.Option(False, help="Cache the predictions' results too (re-scoring the same file is then instant)."),
+        cache_predictions: bool = typer.Option(False, help="Cache every prediction's result too, however large (by default only those of up to 1,000 cells are kept)."),
         as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
         verdicts: Optional[Path] = typer.Option(None, help="Also write one JSON line per prediction with its verdict."),
         immutable: bool = typer.Option(False, "--immutable", help="The databases do not change while read (read-only media, WAL-mode benchmark copies): open them with SQLite's immutable=1."),

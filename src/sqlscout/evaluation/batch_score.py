@@ -9,7 +9,8 @@ the sandbox's scoring deadline and row cap. Around it:
 - gold results come from a :class:`~sqlscout.scoring.result_cache.ResultCache` when
   one is given, read as one file per database: scoring the same benchmark again runs
   only the predictions (and, with ``cache_predictions``, the predictions' results are
-  kept too). A gold query asked twice in a run is run once;
+  kept too; with ``cache_prediction_cells``, the small ones). A gold query asked twice
+  in a run is run once;
 - where to score is decided as it goes (``workers=None``): a benchmark's queries are
   usually so small that a process pool costs more than it saves (starting workers,
   sending jobs and verdicts, reopening databases), so scoring starts in this process
@@ -45,11 +46,13 @@ from sqlscout.scoring.result_cache import ResultBundle, ResultCache, cacheable
 from sqlscout.env.sandbox import Database, SandboxConfig
 from sqlscout.scoring import ExecResult, Semantics, Verdict, execute_for_scoring, has_top_level_order_by, score_sql
 from sqlscout.scoring.gold import GoldResults
-from sqlscout.scoring.parsing import parser_version
-from sqlscout.scoring.verdict import SCORING_MAX_ROWS, SCORING_TIMEOUT_S, parses
+from sqlscout.scoring.compare import order_by_from_text
+from sqlscout.scoring.parse_helper import ParseHelper, close_helper, shared_helper
+from sqlscout.scoring.parsing import parser_version, sqlglot_loaded
+from sqlscout.scoring.verdict import SCORING_MAX_ROWS, SCORING_TIMEOUT_S, has_statement, parses
 from sqlscout.env.task import Task
 
-__all__ = ["Prediction", "ScoreConfig", "ScoreRun", "ScoreSummary", "Tally", "score_predictions"]
+__all__ = ["SMALL_RESULT_CELLS", "Prediction", "ScoreConfig", "ScoreRun", "ScoreSummary", "Tally", "score_predictions"]
 
 Progress = Callable[[int, int, int], None]  # (scored, total, correct so far)
 
@@ -65,6 +68,10 @@ _OPEN_DATABASES = 8  # per pool worker
 _STAGE_CELLS = 1_000_000  # result cells held at once before they are compared
 _MEMO_CELLS = 20_000  # gold results up to this size are remembered for the rest of their database
 _UNPARSED = 512  # predictions that did not run, parsed together
+# Prediction results of at most this many cells are what `sqlscout score` caches by
+# default (ScoreConfig.cache_prediction_cells): nearly every result of a benchmark's
+# predictions, a few kilobytes at most each.
+SMALL_RESULT_CELLS = 1_000
 
 
 @dataclass(frozen=True)
@@ -79,7 +86,10 @@ class ScoreConfig:
         timeout_s: deadline of each query, enforced inside SQLite (> 0).
         max_rows: a result with more rows counts as an error (the sandbox's row cap).
         cache_dir: where query results are cached; None turns the cache off.
-        cache_predictions: keep predicted queries' results too (by default only gold
+        cache_prediction_cells: keep predicted queries' results of at most this many
+            cells (rows times columns; an error has none) too: scoring the same
+            predictions again then runs only the ones with larger results.
+        cache_predictions: keep every predicted query's result too (by default only gold
             results are kept, so a second run still executes every prediction).
         timeout_rule: ``query`` (each query its own deadline) or ``pair`` (BIRD's rule).
         immutable: open the databases with SQLite's ``immutable=1`` (files that do not
@@ -92,6 +102,7 @@ class ScoreConfig:
     max_rows: int = SCORING_MAX_ROWS
     cache_dir: Path | None = None
     cache_predictions: bool = False
+    cache_prediction_cells: int = 0
     timeout_rule: str = "query"  # "pair": BIRD's, one timeout for prediction and gold together
     immutable: bool = False
 
@@ -279,18 +290,21 @@ def _score_here(
     total = sum(len(items) for _, items in work)
     hand_over = may_hand_over and config.pool_size() > 1
     unparsed = _Unparsed(config)
-    for position, (path, items) in enumerate(work):
-        scorer = _DatabaseScorer(path, cache.results(hashes[path]) if cache is not None else None, config, unparsed)
-        try:
-            for at in range(0, len(items), _SLICE):
-                collect.take(scorer.score(items[at : at + _SLICE]))
-                if hand_over and _worth_a_pool(time.perf_counter() - start, collect.done + len(unparsed), total):
-                    collect.take(unparsed.drain())
-                    rest = items[at + _SLICE :]
-                    return ([(path, rest)] if rest else []) + work[position + 1 :]
-        finally:
-            scorer.close()
-    collect.take(unparsed.drain())
+    try:
+        for position, (path, items) in enumerate(work):
+            scorer = _DatabaseScorer(path, cache.results(hashes[path]) if cache is not None else None, config, unparsed)
+            try:
+                for at in range(0, len(items), _SLICE):
+                    collect.take(scorer.score(items[at : at + _SLICE]))
+                    if hand_over and _worth_a_pool(time.perf_counter() - start, collect.done + len(unparsed), total):
+                        collect.take(unparsed.drain())
+                        rest = items[at + _SLICE :]
+                        return ([(path, rest)] if rest else []) + work[position + 1 :]
+            finally:
+                scorer.close(flush=False)  # the cache writes its file once, as it lets go of it or at the end
+        collect.take(unparsed.drain())
+    finally:
+        unparsed.close()
     return []
 
 
@@ -309,27 +323,43 @@ Staged = tuple[int, "str | None", str, ExecResult, ExecResult, tuple[str, ...], 
 
 
 class _Unparsed:
-    """Predictions that did not run, waiting to be asked whether they parse (the
-    parsable tier). They are parsed many at once: sqlglot's parser runs about three
-    times faster while it is hot in the CPU's caches than when each parse follows a
-    round of SQLite. They hold no rows of their own, and only gold results small
-    enough to be remembered anyway (``_STAGE_CELLS`` cells in all at most)."""
+    """Comparisons waiting for sqlglot: predictions that did not run, to be asked
+    whether they parse (the parsable tier), and results whose comparison needs to know
+    whether a nested gold query has a top-level ORDER BY.
 
-    def __init__(self, config: ScoreConfig) -> None:
+    Where sqlglot is not loaded in this process, each question goes at once to a
+    :class:`~sqlscout.scoring.parse_helper.ParseHelper`, a process that imports sqlglot
+    and answers while this one goes on running queries; importing it here would hold
+    up the scoring for a sixth of a second. Where it is loaded, they are parsed here,
+    many at once: sqlglot's parser runs about three times faster while it is hot in
+    the CPU's caches than when each parse follows a round of SQLite. Entries hold only
+    results small enough to be remembered anyway (``_STAGE_CELLS`` cells in all at
+    most)."""
+
+    def __init__(self, config: ScoreConfig, *, helper: bool = True) -> None:
         self.config = config
-        self.waiting: list[tuple[Staged, ResultBundle | None]] = []
+        self.use_helper = helper  # pool workers parse in their own process: their work is long
+        # (entry, its database's cached results, "p" (parses) or "o" (ORDER BY), ticket)
+        self.waiting: list[tuple[Staged, ResultBundle | None, str, int | None]] = []
         self.cells = 0
+        self.helper: ParseHelper | None = None
 
     def __len__(self) -> int:
         return len(self.waiting)
 
-    def add(self, entry: Staged, bundle: ResultBundle | None) -> bool:
+    def add(self, entry: Staged, bundle: ResultBundle | None, kind: str = "p") -> bool:
         """Keep ``entry`` for later (its answer then goes into ``bundle`` too); False
         when it should be judged now instead."""
-        cells = _cells(entry[3])
+        cells = _cells(entry[3]) + _cells(entry[4])
         if cells > _MEMO_CELLS:
             return False
-        self.waiting.append((entry, bundle))
+        sql = entry[1] if kind == "p" else entry[2]
+        ticket = None
+        if self.use_helper and sql and (kind == "o" or has_statement(sql)) and not sqlglot_loaded():
+            if self.helper is None:
+                self.helper = shared_helper()
+            ticket = self.helper.ask(kind, sql)
+        self.waiting.append((entry, bundle, kind, ticket))
         self.cells += cells
         return True
 
@@ -339,15 +369,28 @@ class _Unparsed:
     def drain(self) -> list[tuple[int, Verdict, tuple[str, ...]]]:
         waiting, self.waiting, self.cells = self.waiting, [], 0
         out, touched, version = [], {}, parser_version()
-        for entry, bundle in waiting:
-            parsable = parses(entry[1])
+        for entry, bundle, kind, ticket in waiting:
+            if kind == "o":
+                order = self.helper.answer(ticket) if ticket is not None else has_top_level_order_by(entry[2])  # type: ignore[union-attr]
+                if bundle is not None:
+                    bundle.put_order(entry[2], order)
+                    touched[id(bundle)] = bundle
+                out.append(_judge((*entry[:6], order), self.config))
+                continue
+            parsable = self.helper.answer(ticket) if ticket is not None else parses(entry[1])  # type: ignore[union-attr]
             if bundle is not None and version is not None and entry[1]:
                 bundle.put_parsed(entry[1], version, parsable)
                 touched[id(bundle)] = bundle
             out.append(_judge(entry, self.config, parsable))
         for bundle in touched.values():  # its database may be done (and its file written) already
-            bundle.flush()
+            if not bundle.held():
+                bundle.flush()
         return out
+
+    def close(self) -> None:
+        if self.use_helper:
+            self.helper = None
+            close_helper()  # also one started early by a caller, and never asked
 
 
 def _judge(entry: Staged, config: ScoreConfig, parsable: bool | None = None) -> tuple[int, Verdict, tuple[str, ...]]:
@@ -361,21 +404,49 @@ def _judge(entry: Staged, config: ScoreConfig, parsable: bool | None = None) -> 
     return index, scored.verdict, source
 
 
+class _OnDemand:
+    """A scorer's database, opened by the first query that runs: where every result is
+    cached, none is (opening one and reading its schema costs about a millisecond).
+    One read transaction then holds for all its questions: every query sees the same
+    bytes, and SQLite locks the file once, not per query (on Spider, half a query's cost)."""
+
+    def __init__(self, path: str, config: ScoreConfig) -> None:
+        self.path = Path(path).expanduser().resolve()  # as Database names it (GoldResults' key)
+        self.config = config
+        self._db: Database | None = None
+        self._snapshot: Any = None
+
+    def execute(self, sql: str, **limits: Any) -> Any:
+        return self._open().execute(sql, **limits)
+
+    def _open(self) -> Database:
+        if self._db is None:
+            config = self.config
+            db = Database(self.path, SandboxConfig(timeout_s=config.timeout_s, max_rows=config.max_rows,
+                                                   immutable=config.immutable))
+            snapshot = db.snapshot()
+            try:
+                snapshot.__enter__()
+            except BaseException:
+                db.close()
+                raise
+            self._db, self._snapshot = db, snapshot
+        return self._db
+
+    def close(self) -> None:
+        db, self._db = self._db, None
+        if db is not None:
+            try:
+                self._snapshot.__exit__(None, None, None)
+            finally:
+                db.close()
+
+
 class _DatabaseScorer:
-    """Scores questions on one database: opened once, its gold results remembered."""
+    """Scores questions on one database: opened once (if at all), its gold results remembered."""
 
     def __init__(self, path: str, bundle: ResultBundle | None, config: ScoreConfig, unparsed: _Unparsed) -> None:
-        self.db = Database(
-            path, SandboxConfig(timeout_s=config.timeout_s, max_rows=config.max_rows, immutable=config.immutable)
-        )
-        # One read transaction for all its questions: every query sees the same bytes,
-        # and SQLite locks the file once, not per query (on Spider, half a query's cost).
-        self._snapshot = self.db.snapshot()
-        try:
-            self._snapshot.__enter__()
-        except BaseException:
-            self.db.close()
-            raise
+        self.db: Any = _OnDemand(path, config)  # what execute_for_scoring and GoldResults use of a Database
         self.bundle = bundle
         self.config = config
         self.unparsed = unparsed
@@ -419,8 +490,15 @@ class _DatabaseScorer:
                     continue
             elif order is None and gold.ok and len(pred.rows) == len(gold.rows) and pred.rows != gold.rows:  # type: ignore[arg-type]
                 # The comparison will ask whether the gold query has a top-level ORDER
-                # BY (which may mean parsing it): answer it here, and keep the answer.
-                entry = (*entry[:6], self._order(entry[2]))
+                # BY: answer it here from the text, or have it parsed with the others,
+                # and keep the answer.
+                order = self.orders.get(entry[2])
+                if order is None:
+                    order = order_by_from_text(entry[2])
+                    if order is None and unparsed.add(entry, self.bundle, "o"):
+                        continue
+                    order = self._order(entry[2]) if order is None else self._keep_order(entry[2], order)
+                entry = (*entry[:6], order)
             out.append(_judge(entry, config))
         if unparsed.full():
             out.extend(unparsed.drain())
@@ -430,7 +508,10 @@ class _DatabaseScorer:
         return self.bundle.parsed(sql, version) if version is not None else None  # type: ignore[union-attr, arg-type]
 
     def _order(self, gold_sql: str) -> bool:
-        order = self.orders[gold_sql] = has_top_level_order_by(gold_sql)
+        return self._keep_order(gold_sql, has_top_level_order_by(gold_sql))
+
+    def _keep_order(self, gold_sql: str, order: bool) -> bool:
+        self.orders[gold_sql] = order
         if self.bundle is not None:
             self.bundle.put_order(gold_sql, order)
         return order
@@ -451,13 +532,17 @@ class _DatabaseScorer:
         return not gold.timed_out and self.config.timeout_rule == "query" and cacheable(sql)
 
     def _pred(self, sql: str | None) -> tuple[ExecResult, tuple[str, ...]]:
-        bundle = self.bundle if self.config.cache_predictions else None
+        config = self.config
+        # Small results only under the per-query deadline: BIRD's rule needs each
+        # prediction's running time, which the cache does not keep.
+        small = config.cache_prediction_cells if config.timeout_rule == "query" else 0
+        bundle = self.bundle if config.cache_predictions or small > 0 else None
         if bundle is not None and sql is not None:
             found = bundle.get(sql)
             if found is not None:
                 return found, (_PRED_CACHED,)
-        pred = execute_for_scoring(self.db, sql, timeout_s=self.config.timeout_s, max_rows=self.config.max_rows)
-        if bundle is not None and sql is not None and sql.strip():
+        pred = execute_for_scoring(self.db, sql, timeout_s=config.timeout_s, max_rows=config.max_rows)
+        if bundle is not None and sql is not None and sql.strip() and (config.cache_predictions or _cells(pred) <= small):
             bundle.put(sql, pred)
         return pred, ()
 
@@ -465,10 +550,10 @@ class _DatabaseScorer:
         if self.bundle is not None:
             self.bundle.flush()
 
-    def close(self) -> None:
+    def close(self, *, flush: bool = True) -> None:
         try:
-            self.flush()
-            self._snapshot.__exit__(None, None, None)
+            if flush:
+                self.flush()
         finally:
             self.db.close()
 
@@ -562,7 +647,7 @@ def _score_job(job: _Job) -> list[tuple[int, Verdict, tuple[str, ...]]]:
         if job.cache is not None and job.db_hash is not None:
             cache = _caches.setdefault((job.cache.folder, job.cache.max_rows), job.cache)
             bundle = cache.results(job.db_hash)
-        scorer = _DatabaseScorer(job.db_path, bundle, job.config, _Unparsed(job.config))
+        scorer = _DatabaseScorer(job.db_path, bundle, job.config, _Unparsed(job.config, helper=False))
     _scorers[key] = scorer
     while len(_scorers) > _OPEN_DATABASES:
         _scorers.popitem(last=False)[1].close()

@@ -22,7 +22,7 @@ from collections import Counter
 from enum import Enum
 from typing import Any, Sequence
 
-from sqlscout.scoring.parsing import parse_sqlite
+from sqlscout.scoring.parsing import ORDER_BY, order_by_parsed
 
 __all__ = [
     "ComparisonTimeout",
@@ -194,9 +194,6 @@ def _column_permutation_exists(
     return extend(0, [False] * width, empty, empty)
 
 
-_ORDER_BY = re.compile(r"\border\s+by\b", re.I)
-
-
 def has_top_level_order_by(sql: str) -> bool:
     """Whether the outermost query has an ORDER BY (subqueries' ORDER BY do not count).
 
@@ -210,12 +207,19 @@ def has_top_level_order_by(sql: str) -> bool:
     # parentheses, quotes or comments has no nesting, so its ORDER BY is top-level (the
     # two answers agree with sqlglot's on every paren-free query of Spider, Spider-DK and
     # BIRD and their perturbations: tests/test_score.py). Only the rest is parsed, once.
+    known = order_by_from_text(sql)
+    return _parsed_order_by(sql) if known is None else known
+
+
+def order_by_from_text(sql: str) -> bool | None:
+    """:func:`has_top_level_order_by` where the text alone tells; None where ``sql``
+    must be parsed (it has parentheses, quotes or comments, and an ORDER)."""
     if "order" not in sql.lower():
         return False
     flat = _QUOTED.sub(" ", sql)
     if not _LEFTOVER.search(flat):
-        return bool(_ORDER_BY.search(flat))
-    return _parsed_order_by(sql)
+        return bool(ORDER_BY.search(flat))
+    return None
 
 
 # Quoted strings and names, and comments; what is left must hold no nesting or quote.
@@ -225,30 +229,7 @@ _LEFTOVER = re.compile(r"[()'\"`\[\]]|/\*")
 
 @functools.lru_cache(maxsize=4096)
 def _parsed_order_by(sql: str) -> bool:
-    from sqlglot import exp
-
-    # sqlglot.parse_one(sql, read="sqlite"), which raises on no tree and wraps several
-    # statements in a Block (which has no ORDER BY).
-    try:
-        trees = parse_sqlite(sql)
-    except Exception:  # noqa: BLE001 - sqlglot raises many types; fall back to text
-        return _order_by_outside_parens(sql)
-    if not trees or trees[0] is None:
-        return _order_by_outside_parens(sql)
-    return len(trees) == 1 and isinstance(trees[0].args.get("order"), exp.Order)
-
-
-def _order_by_outside_parens(sql: str) -> bool:
-    depth = 0
-    flat = []
-    for ch in sql:
-        if ch == "(":
-            depth += 1
-        elif ch == ")":
-            depth = max(0, depth - 1)
-        elif depth == 0:
-            flat.append(ch)
-    return bool(_ORDER_BY.search("".join(flat)))
+    return order_by_parsed(sql)
 
 
 def match_all(

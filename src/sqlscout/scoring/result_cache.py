@@ -1,7 +1,8 @@
 """Query results kept on disk: one file per database content hash.
 
 ``sqlscout score`` keeps every gold result here, so scoring the same benchmark again
-runs only the predictions (and, when asked, keeps prediction results too). All results
+runs only the predictions (it keeps their small results too, and all of them when
+asked). All results
 on one database's bytes live in one file, ``results-py3.11/<sha256>-<row cap>.marshal``,
 read once per run: a cached gold result then costs a dict lookup, not a query, a file
 or a key hash. A result of more than ``SPILL_CELLS`` cells is written to its own file
@@ -174,6 +175,7 @@ class ResultBundle:
 
     def __init__(self, cache: ResultCache, db_hash: str) -> None:
         self.cache = cache
+        self.db_hash = db_hash
         self.path = cache.folder / f"{db_hash}-{cache.max_rows}.marshal"
         loaded = _read(self.path)
         self._entries: dict[str, _Entry] = loaded[1] if _valid(loaded) else {}
@@ -191,6 +193,12 @@ class ResultBundle:
 
     def __len__(self) -> int:
         return len(self._entries)
+
+    def held(self) -> bool:
+        """Whether its cache still holds it, and so writes what it is told at the
+        cache's next :meth:`ResultCache.flush` or :meth:`ResultCache.close` (a bundle
+        the cache let go of was written then, and must write what it learns since)."""
+        return self.cache._bundles.get(self.db_hash) is self
 
     def get(self, sql: str) -> ExecResult | None:
         entry = self._entries.get(sql)

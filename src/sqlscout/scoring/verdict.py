@@ -16,7 +16,7 @@ from typing import Any
 from sqlscout.errors import REFUSED, QueryError, QueryTimeout
 from sqlscout.env.sandbox import Database
 from sqlscout.scoring.compare import ComparisonTimeout, Row, Semantics, match_all, test_suite_match
-from sqlscout.scoring.parsing import parse_sqlite
+from sqlscout.scoring.parsing import statement_parses
 
 __all__ = ["ExecResult", "Outcome", "Scored", "Verdict", "execute_for_scoring", "has_statement", "parses", "score_sql"]
 
@@ -120,23 +120,7 @@ def parses(sql: str | None) -> bool:
     """
     if not has_statement(sql):  # sqlglot makes a tree of some comments and a ';'
         return False
-    global _PARSE_ERRORS, _BARE
-    if not _BARE:
-        from sqlglot import exp
-        from sqlglot.errors import SqlglotError
-
-        _PARSE_ERRORS = (SqlglotError, ValueError, RecursionError)
-        _BARE = (exp.Condition, exp.Alias, exp.Identifier, exp.Star)
-    try:
-        trees = parse_sqlite(sql)
-    except _PARSE_ERRORS:
-        return False
-    return any(t is not None and not isinstance(t, _BARE) for t in trees)
-
-
-# sqlglot's classes, looked up once (an import statement costs a microsecond a call).
-_PARSE_ERRORS: tuple[type[BaseException], ...] = ()
-_BARE: tuple[type, ...] = ()  # expressions that are no statement
+    return statement_parses(sql)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)
