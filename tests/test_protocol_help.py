@@ -277,3 +277,20 @@ def test_submit_tested_lets_only_queries_that_ran_be_submitted(db: Database, tas
     text = later.gbnf()
     assert json.dumps(json.dumps(COUNT)) in text and "Café" in text and "nope" not in text
     assert Episode(task, db, EpisodeConfig(constrain=True)).request().constraint.submittable is None
+
+
+def test_a_loop_held_to_tested_queries_must_submit_one_of_them(db: Database, task: Task) -> None:
+    config = EpisodeConfig(constrain=True, end_on_repeat=True, submit_tested=True)
+    ep = Episode(task, db, config)
+    ep.step(call("run_query", sql=COUNT))
+    shown = ep.step(call("run_query", sql=COUNT))
+    assert "You are repeating calls: now submit one of the queries that ran" in shown and not ep.in_final_turn
+    only = ep.request().constraint
+    assert only is not None and (only.tools, only.max_calls, only.submittable) == (("submit_sql",), 1, (COUNT,))
+    assert ep.step(call("submit_sql", sql=COUNT)) is None
+    assert ep.result().stop_reason is StopReason.SUBMITTED and ep.result().final_sql == COUNT
+    # nothing ran yet: a loop still ends in the final turn
+    looping = Episode(task, db, config)
+    looping.step(call("list_tables"))
+    looping.step(call("list_tables"))
+    assert looping.in_final_turn and looping.request().constraint.kind is TurnKind.FINAL_SQL

@@ -40,6 +40,7 @@ from sqlscout.env.prompts import (
     LIMIT_REASONS,
     PROMPT_VERSION,
     REPEATED_CALLS,
+    SUBMIT_AFTER_REPEAT,
     SUBMIT_HINT,
     SchemaMode,
     budget_line,
@@ -118,6 +119,7 @@ class EpisodeBase:
         self.tokens_used = self.segments[0].n_tokens
         self.last_good_sql: str | None = None
         self._tested: list[str] = []  # queries that ran without error, as written (submit_tested)
+        self._must_submit = False  # after a loop, the next reply may only submit a tested query
         self._started = time.perf_counter()
         self._result: EpisodeResult | None = None
 
@@ -152,6 +154,8 @@ class EpisodeBase:
         if final:
             return ReplyGrammar(TurnKind.FINAL_SQL, think)
         tools, max_calls, tables = self._guide() if self.config.guided_start else (None, 4, None)
+        if self._must_submit:
+            tools, max_calls = ("submit_sql",), 1
         return ReplyGrammar(
             TurnKind.CALLS,
             think,
@@ -335,6 +339,8 @@ class Episode(EpisodeBase):
         self._ran_query = False
         if self.config.end_on_repeat and self._only_repeats(parsed.calls):
             self._repeated = True
+            # Held to its tested queries, a looping model is asked to choose one of them.
+            self._must_submit = bool(self.config.constrain and self.config.submit_tested and self._tested)
             return REPEATED_CALLS
         parts: list[str] = []
         seen: dict[str, CallRecord] = {}
@@ -408,7 +414,7 @@ class Episode(EpisodeBase):
     def _reply(self, record: RoundRecord, results: str, completion: str) -> str | None:
         """Append the environment turn (results + budget line or final message)."""
         rounds_done = sum(1 for r in self.rounds if not r.final)
-        if self._repeated:
+        if self._repeated and not self._must_submit:
             self._final_reason = StopReason.REPEATED_CALLS
             message = results + "\n\n" + final_turn_message(LIMIT_REASONS["repeat"], self.last_good_sql)
         elif self.failed_streak >= self.config.max_failed_queries:
@@ -418,7 +424,10 @@ class Episode(EpisodeBase):
             self._final_reason = StopReason.ROUND_LIMIT
             message = results + "\n\n" + final_turn_message(LIMIT_REASONS["rounds"], self.last_good_sql)
         else:
-            hint = SUBMIT_HINT + "\n" if self.config.submit_hint and self._ran_query else ""
+            if self._must_submit:
+                hint = SUBMIT_AFTER_REPEAT + "\n"
+            else:
+                hint = SUBMIT_HINT + "\n" if self.config.submit_hint and self._ran_query else ""
             message = results + "\n\n" + hint + budget_line(self.config.max_rounds - rounds_done)
         glue = self._glue(completion, message)
         n = self.counter.count(glue)  # counted once: with a real tokenizer this is the costly part

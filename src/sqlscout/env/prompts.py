@@ -16,6 +16,7 @@ __all__ = [
     "LIMIT_REASONS",
     "PROMPT_VERSION",
     "REPEATED_CALLS",
+    "SUBMIT_AFTER_REPEAT",
     "SUBMIT_HINT",
     "SchemaMode",
     "budget_line",
@@ -191,6 +192,9 @@ LIMIT_REASONS = {
 
 # With ``end_on_repeat``: the result of a reply that only repeated earlier calls.
 REPEATED_CALLS = "Not run: you made these calls before; their results are in the messages above."
+
+# With ``end_on_repeat`` and ``submit_tested``: after a loop, the only move left.
+SUBMIT_AFTER_REPEAT = "You are repeating calls: now submit one of the queries that ran, with submit_sql."
 
 # With ``submit_hint``: the line after the results of a reply whose run_query ran.
 SUBMIT_HINT = (
