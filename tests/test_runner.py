@@ -293,7 +293,7 @@ def three_turns(turn: ScriptTurn) -> str:
 
 @pytest.mark.parametrize("concurrent", [False, True])
 def test_a_short_episode_finishes_while_a_long_reply_is_decoding(tasks, tokenizer, concurrent) -> None:
-    backend = SlowFirstBackend(three_turns, tokenizer=tokenizer, concurrent=concurrent, slow_s=0.6)
+    backend = SlowFirstBackend(three_turns, tokenizer=tokenizer, concurrent=concurrent, slow_s=1.0)
     turns: list[tuple[int, int]] = []
     with Runner(backend, RunnerConfig(max_batch=2)) as runner:
         finished = [r.index for r in runner.run(tasks[:2], on_turn=lambda t: turns.append((t.index, len(t.episode.rounds))))]
