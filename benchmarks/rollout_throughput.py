@@ -3,26 +3,35 @@
 The reference is the plain single-episode agent loop — one ``backend.generate`` call
 per turn per episode, episodes one after another — over the same backend, model,
 questions, episode limits and per-turn seeds, measured in the same run. The runner
-batches the pending turns of all live episodes into one call and runs tool calls on a
-thread pool. Printed: episodes per minute of each, generated tokens of each (to show
-the work is the same), and the ratio.
+keeps ``--episodes`` episodes in flight: on a backend that serves concurrent calls
+(llama-cpp) each episode sends its turn alone and advances as soon as its reply is in
+(continuous mode); on the others it batches the pending turns of all live episodes into
+one call (waves); tool calls run on a thread pool. ``--waves`` adds the runner forced
+into waves as a third contender. Printed: seconds, episodes per minute and generated
+tokens of each run (to show the work is the same), the load average around each run,
+and the ratio of the totals.
+
+The contenders are interleaved (``--repeats`` rounds, the order flipped every round),
+so that a machine whose load changes during the run weighs on all of them alike.
 
     python benchmarks/rollout_throughput.py --backend hf                 # tiny random Qwen3.5
     python benchmarks/rollout_throughput.py --backend hf --model tiny-qwen3
     python benchmarks/rollout_throughput.py --backend llama-cpp --model qwen2.5-coder-0.5b --threads 2
     python benchmarks/rollout_throughput.py --backend llama-cpp-python --model ~/.cache/sqlscout/models/qwen2.5-coder-0.5b-instruct-q4_k_m.gguf
 
-Each of the two runs gets a freshly loaded backend, so neither finds the other's
-prompts in the cache; the llama-cpp backend's prompt-cache figures are printed too.
+Every run gets a freshly loaded backend, so none finds another's prompts in the
+cache; the llama-cpp backend's prompt-cache figures are printed too.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import os
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 from sqlscout.backends.base import Backend, GenerationRequest, SamplingParams
 from sqlscout.env.config import EpisodeConfig
@@ -106,6 +115,32 @@ def build_backend(args: argparse.Namespace) -> Backend:
     raise SystemExit(f"unknown backend {args.backend}")
 
 
+def load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+Loop = Callable[[Backend, list[Task], RunnerConfig], tuple[float, int]]
+
+
+def timed_run(args: argparse.Namespace, name: str, loop: Loop, work: list[Task], config: RunnerConfig) -> tuple[float, int]:
+    backend = build_backend(args)  # a fresh cache for each run
+    try:
+        runner_loop(backend, work[:1], config)  # warm-up: first-call costs are nobody's
+        stats = getattr(backend, "stats", None)
+        before = (stats.prompt_tokens, stats.reused_tokens) if hasattr(stats, "hit_rate") else None
+        load_before = load()
+        seconds, tokens = loop(backend, work, config)
+        line = f"  {name:<16}: {seconds:8.2f} s  {60 * len(work) / seconds:8.1f} episodes/min  {tokens:6d} tokens generated"
+        print(f"{line}  load {load_before} -> {load()}")
+        if before is not None:
+            prompt, reused = stats.prompt_tokens - before[0], stats.reused_tokens - before[1]
+            print(f"  {'':<16}  prompt cache {reused} of {prompt} prompt tokens reused ({reused / max(prompt, 1):.1%}); {stats.summary()} (warm-up included)")
+        sys.stdout.flush()
+        return seconds, tokens
+    finally:
+        backend.close()
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--backend", choices=["hf", "llama-cpp", "llama-cpp-python"], default="hf")
@@ -114,6 +149,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--episodes", type=int, default=16)
     parser.add_argument("--rounds", type=int, default=2, help="tool rounds per episode")
     parser.add_argument("--turn-tokens", type=int, default=32, help="max tokens per model turn")
+    parser.add_argument("--repeats", type=int, default=2, help="interleaved rounds of all contenders")
+    parser.add_argument("--waves", action="store_true", help="also time the runner in lockstep waves")
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--device", default="cpu", help="hf only: cpu or cuda")
     args = parser.parse_args(argv)
@@ -124,26 +161,28 @@ def main(argv: list[str] | None = None) -> None:
         max_batch=args.episodes,
         seed=0,
     )
+    contenders: list[tuple[str, Loop, RunnerConfig]] = [
+        ("one at a time", reference_loop, config),
+        ("runner", runner_loop, config),
+    ]
+    if args.waves:
+        contenders.append(("runner (waves)", runner_loop, dataclasses.replace(config, continuous=False)))
     work = tasks(args.episodes, args.data)
-    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    timings = {}
-    for name, loop in (("one at a time", reference_loop), ("runner", runner_loop)):
-        backend = build_backend(args)  # a fresh cache for each
-        runner_loop(backend, work[:1], config)  # warm-up: first-call costs are nobody's
-        stats = getattr(backend, "stats", None)
-        before = (stats.prompt_tokens, stats.reused_tokens, stats.evaluated_tokens) if hasattr(stats, "hit_rate") else None
-        timings[name] = loop(backend, work, config)
-        if before is not None:
-            prompt, reused = stats.prompt_tokens - before[0], stats.reused_tokens - before[1]
-            print(f"{name}: prompt cache {reused} of {prompt} prompt tokens reused; {stats.summary()} (warm-up included)")
-        backend.close()
-    (ref_s, ref_tokens), (run_s, run_tokens) = timings["one at a time"], timings["runner"]
-    ref_rate, run_rate = 60 * len(work) / ref_s, 60 * len(work) / run_s
     print(f"backend={args.backend} model={args.model} episodes={len(work)} rounds={args.rounds} turn_tokens={args.turn_tokens} threads={args.threads}")
-    print(f"one at a time : {ref_s:8.2f} s  {ref_rate:8.1f} episodes/min  {ref_tokens} tokens generated")
-    print(f"runner        : {run_s:8.2f} s  {run_rate:8.1f} episodes/min  {run_tokens} tokens generated")
-    print(f"ratio         : {run_rate / ref_rate:.2f}x")
-    print(f"load average after: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"load average before: {load()}")
+    totals = {name: [0.0, 0] for name, _, _ in contenders}
+    for repeat in range(args.repeats):
+        print(f"round {repeat + 1}:")
+        for name, loop, cfg in contenders if repeat % 2 == 0 else contenders[::-1]:
+            seconds, tokens = timed_run(args, name, loop, work, cfg)
+            totals[name][0] += seconds
+            totals[name][1] += int(tokens)
+    ref_s = totals["one at a time"][0]
+    print(f"total over {args.repeats} rounds:")
+    for name, (seconds, tokens) in totals.items():
+        episodes = len(work) * args.repeats
+        print(f"  {name:<16}: {seconds:8.2f} s  {60 * episodes / seconds:8.1f} episodes/min  {tokens / seconds:6.1f} tokens/s  ratio {ref_s / seconds:.2f}x")
+    print(f"load average after: {load()}")
     sys.stdout.flush()
 
 

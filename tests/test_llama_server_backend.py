@@ -9,6 +9,8 @@ Short generations only: these run in CI on two cores.
 from __future__ import annotations
 
 import socket
+import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
@@ -270,3 +272,62 @@ def test_the_default_gguf_backend_decodes_under_the_reply_grammar(server_backend
     )
     assert not free.text.startswith("```sql")  # left alone, the model greets
     assert bound.text.startswith("```sql\n") and bound.text[7:].upper().startswith(("SELECT", "WITH")), bound.text
+
+
+# -- concurrent calls: the runner's continuous mode sends every episode's turn alone
+
+
+def test_concurrent_calls_get_their_own_answers(server_backend: LlamaServerBackend) -> None:
+    assert server_backend.concurrent_requests
+    words = ["banana", "Tokyo", "violet", "seventeen", "oxygen", "piano"]
+    # A word said twice is said a third time: a continuation no batch's rounding can flip.
+    prompts = [server_backend.tokenize(f"The word is {word}. Again: the word is {word}. Again: the word is") for word in words]
+    params = GREEDY.with_(max_tokens=2)
+    alone = [server_backend.generate([GenerationRequest(params, prompt_ids=p)])[0] for p in prompts]
+    with ThreadPoolExecutor(len(prompts)) as pool:  # six callers, four slots
+        calls = [pool.submit(server_backend.generate, [GenerationRequest(params, prompt_ids=p, episode=(i, 0))]) for i, p in enumerate(prompts)]
+        together = [call.result()[0] for call in calls]
+    for word, g, a, p in zip(words, together, alone, prompts):
+        assert g.error is None and g.prompt_tokens == len(p)
+        assert g.text.startswith(" " + word) and a.text.startswith(" " + word), (word, g.text, a.text)
+        assert g.token_ids[0] == a.token_ids[0]
+
+
+def test_a_short_turn_is_not_held_back_by_a_long_reply(server_backend: LlamaServerBackend) -> None:
+    long_prompt = _prompt(server_backend, "Count from 1 to 100, separated by spaces.")
+    finished: dict[str, float] = {}
+
+    def long_reply() -> None:
+        server_backend.generate([GenerationRequest(GREEDY.with_(max_tokens=48), prompt=long_prompt, episode=(0, 0))])
+        finished["long"] = time.perf_counter()
+
+    with ThreadPoolExecutor(1) as pool:
+        decoding = pool.submit(long_reply)
+        time.sleep(0.3)
+        # Meanwhile an episode takes three turns, each continuing the one before from its slot.
+        ids = server_backend.tokenize(_prompt(server_backend, "Name one SQL keyword."))
+        before: list[int] = []
+        for _ in range(3):
+            g = server_backend.generate([GenerationRequest(GREEDY.with_(max_tokens=2), prompt_ids=ids, episode=(1, 0))])[0]
+            assert g.error is None and g.prompt_reused >= len(before)  # its slot kept the turn before
+            before, ids = ids, ids + g.token_ids + server_backend.tokenize("<|im_end|>\n<|im_start|>user\nAnother.<|im_end|>\n<|im_start|>assistant\n")
+        finished["short"] = time.perf_counter()
+        decoding.result()
+    assert finished["short"] < finished["long"]
+
+
+def test_episodes_starting_together_evaluate_their_shared_prefix_once(server_backend: LlamaServerBackend) -> None:
+    # What the runner does in continuous mode: prepare() for the starters, then one call each.
+    system = "You answer questions about the Spider pets_1 database, in SQLite SQL. " * 10
+    prompts = [server_backend.tokenize(_prompt(server_backend, q, system)) for q in ("Say cat.", "Say dog.", "Say bird.", "Say fish.")]
+    shared = common_prefix(prompts[0], prompts[1])
+    requests = [GenerationRequest(GREEDY.with_(max_tokens=2), prompt_ids=p, episode=(i, 0)) for i, p in enumerate(prompts)]
+    before = server_backend.stats.shared_prefixes, server_backend.stats.shared_evaluated
+    server_backend.prepare(requests)
+    assert server_backend.stats.shared_prefixes == before[0] + 1
+    assert server_backend.stats.shared_evaluated - before[1] <= shared
+    with ThreadPoolExecutor(len(requests)) as pool:
+        out = [f.result()[0] for f in [pool.submit(server_backend.generate, [r]) for r in requests]]
+    for g in out:  # each read the shared part from the cache and evaluated only its own question
+        assert g.error is None and g.prompt_reused >= shared and g.prompt_evaluated <= g.prompt_tokens - shared
+    assert server_backend.stats.shared_prefixes == before[0] + 1

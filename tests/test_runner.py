@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -218,3 +220,132 @@ def test_docstring_examples_run(module_name: str, tmp_path: Path, monkeypatch: p
     monkeypatch.chdir(tmp_path / "checkout")
     results = doctest.testmod(importlib.import_module(module_name), optionflags=doctest.ELLIPSIS)
     assert results.attempted > 0 and results.failed == 0
+
+
+# -- continuous mode: episodes advance independently on a backend that serves concurrent calls
+
+
+def _untimed(value: object) -> object:
+    """A result's dict without its clock readings (the only thing two runs may differ in)."""
+    if isinstance(value, dict):
+        return {k: _untimed(v) for k, v in value.items() if not k.endswith("_s")}
+    if isinstance(value, list):
+        return [_untimed(v) for v in value]
+    return value
+
+
+def _same_episodes(first: list[Rollout], second: list[Rollout]) -> None:
+    assert [(r.index, r.sample) for r in first] == [(r.index, r.sample) for r in second]
+    for a, b in zip(first, second):
+        assert (a.token_ids, a.segments, a.logprobs) == (b.token_ids, b.segments, b.logprobs)
+        assert _untimed(a.result.to_dict()) == _untimed(b.result.to_dict())
+
+
+def by_seed(turn: ScriptTurn) -> str:
+    # The seed decides which table the "model" looks at: a stand-in for sampling.
+    table = ["Genre", "Album", "Artist"][turn.params.seed % 3]
+    if turn.turn < 1 + turn.params.seed % 3:  # and how many turns the episode takes
+        return call("sample_rows", table_name=table, limit=1 + turn.params.seed % 4)
+    return call("submit_sql", sql=f"SELECT COUNT(*) FROM {table}")
+
+
+@pytest.mark.parametrize("script", [explorer, by_seed])
+def test_continuous_mode_runs_the_episodes_of_the_wave_mode(tasks, tokenizer, script) -> None:
+    config = RunnerConfig(seed=3, max_batch=4)
+    waves = run_all(ScriptedBackend(script, tokenizer=tokenizer), tasks, config, samples=3)
+    continuous = run_all(ScriptedBackend(script, tokenizer=tokenizer, concurrent=True), tasks, config, samples=3)
+    _same_episodes(waves, continuous)
+    # A concurrent backend still gets waves when the config asks for them.
+    forced = RunnerConfig(seed=3, max_batch=4, continuous=False)
+    _same_episodes(waves, run_all(ScriptedBackend(script, tokenizer=tokenizer, concurrent=True), tasks, forced, samples=3))
+
+
+class SlowFirstBackend(ScriptedBackend):
+    """Replies to episode 0 take ``slow_s`` each, the others' at once; records every call."""
+
+    def __init__(self, *args, slow_s: float, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.slow_s = slow_s
+        self.calls: list[list[tuple[int, int] | None]] = []
+        self.in_flight = self.most_in_flight = 0
+        self._count = threading.Lock()
+
+    def generate(self, requests):
+        with self._count:
+            self.calls.append([r.episode for r in requests])
+            self.in_flight += 1
+            self.most_in_flight = max(self.most_in_flight, self.in_flight)
+        try:
+            if any(r.episode is not None and r.episode[0] == 0 for r in requests):
+                time.sleep(self.slow_s)  # a long reply is decoding
+            else:
+                time.sleep(0.01)
+            return super().generate(requests)
+        finally:
+            with self._count:
+                self.in_flight -= 1
+
+
+def three_turns(turn: ScriptTurn) -> str:
+    sql = next(sql for q, sql in QUESTIONS if q in turn.prompt)
+    return [call("list_tables"), call("run_query", sql=sql), call("submit_sql", sql=sql)][min(turn.turn, 2)]
+
+
+@pytest.mark.parametrize("concurrent", [False, True])
+def test_a_short_episode_finishes_while_a_long_reply_is_decoding(tasks, tokenizer, concurrent) -> None:
+    backend = SlowFirstBackend(three_turns, tokenizer=tokenizer, concurrent=concurrent, slow_s=1.0)
+    turns: list[tuple[int, int]] = []
+    with Runner(backend, RunnerConfig(max_batch=2)) as runner:
+        finished = [r.index for r in runner.run(tasks[:2], on_turn=lambda t: turns.append((t.index, len(t.episode.rounds))))]
+    if concurrent:
+        # Episode 1 took its three turns while episode 0's first reply was still coming.
+        assert turns[:4] == [(1, 1), (1, 2), (1, 3), (0, 1)]
+        assert finished == [1, 0]
+        assert all(len(call) == 1 for call in backend.calls)
+    else:  # in waves episode 1 waits for episode 0's reply at every turn
+        assert turns == [(0, 1), (1, 1), (0, 2), (1, 2), (0, 3), (1, 3)]
+        assert all(len(call) == 2 for call in backend.calls)
+
+
+def test_continuous_mode_keeps_max_batch_in_flight_and_refills(tasks, tokenizer) -> None:
+    backend = SlowFirstBackend(three_turns, tokenizer=tokenizer, concurrent=True, slow_s=0.8)
+    with Runner(backend, RunnerConfig(max_batch=3)) as runner:
+        rollouts = list(runner.run(tasks, samples=2))
+    assert sorted((r.index, r.sample) for r in rollouts) == [(i, s) for i in range(5) for s in range(2)]
+    assert backend.most_in_flight == 3
+    # While the two samples of episode 0 decode their first reply, the third place serves
+    # the other episodes one after another: each starts as the one before it finishes.
+    calls = [call[0] for call in backend.calls]
+    assert [c for c in calls if c[0] != 0][:4] == [(1, 0)] * 3 + [(1, 1)]
+    second_turn_of_0 = [i for i, c in enumerate(calls) if c == (0, 0)][1]
+    assert calls.index((1, 1)) < second_turn_of_0
+    assert rollouts[0].index == 1 and {r.index for r in rollouts[-2:]} == {0}
+    for r in rollouts:
+        assert r.result.final_sql == QUESTIONS[r.index][1] and r.result.stop_reason is StopReason.SUBMITTED
+        check_transcript(r, tokenizer)
+
+
+def test_a_backend_failure_ends_only_its_own_episode_in_continuous_mode(tasks, tokenizer) -> None:
+    def fails_for_episode_2(turn: ScriptTurn) -> bool:
+        return turn.episode == (2, 0) and turn.turn == 1
+
+    backend = ScriptedBackend(explorer, tokenizer=tokenizer, concurrent=True, raise_on=fails_for_episode_2)
+    rollouts = run_all(backend, tasks, RunnerConfig(max_batch=5))
+    for r in rollouts:
+        if r.index == 2:
+            assert r.result.stop_reason is StopReason.BACKEND_ERROR
+            assert "scripted backend failure" in (r.result.error or "")
+        else:
+            assert r.result.stop_reason is StopReason.SUBMITTED and r.result.final_sql == QUESTIONS[r.index][1]
+        check_transcript(r, tokenizer)
+
+
+def test_continuous_mode_skips_and_seeds_as_waves_do(tasks, tokenizer) -> None:
+    skip = {(0, 1), (3, 0), (4, 2)}
+    config = RunnerConfig(seed=11, max_batch=3)
+    with Runner(ScriptedBackend(by_seed, tokenizer=tokenizer), config) as runner:
+        waves = sorted(runner.run(tasks, samples=3, skip=skip), key=lambda r: (r.index, r.sample))
+    with Runner(ScriptedBackend(by_seed, tokenizer=tokenizer, concurrent=True), config) as runner:
+        continuous = sorted(runner.run(tasks, samples=3, skip=skip), key=lambda r: (r.index, r.sample))
+    assert len(waves) == 12 and not skip & {(r.index, r.sample) for r in continuous}
+    _same_episodes(waves, continuous)

@@ -1,9 +1,21 @@
 """The runner: many episodes at once over one backend (what the evaluator and trainer call).
 
-Each step gathers the pending model turn of every live episode (up to ``max_batch``)
-into one ``backend.generate`` call, runs the episodes' tool calls concurrently on a
-thread pool, and streams every finished episode out as a :class:`Rollout`. Finished
-episodes make room for waiting ones, so the batch stays full until the queue drains.
+Up to ``max_batch`` episodes are live at once; finished episodes stream out as
+:class:`Rollout` objects and make room for waiting ones, so the batch stays full until
+the queue drains. How live episodes take their turns depends on the backend:
+
+- **waves** (the default): each step gathers the pending model turn of every live
+  episode into one ``backend.generate`` call and runs the episodes' tool calls
+  concurrently on a thread pool; the step ends when the last reply of the wave is in.
+- **continuous**, for a backend that serves concurrent calls
+  (:attr:`Backend.concurrent_requests <sqlscout.backends.base.Backend.concurrent_requests>`:
+  llama.cpp's server, OpenAI-compatible servers): every live episode sends its turn as
+  a call of its own and advances as soon as its own reply is in, while the others are
+  still decoding; a waiting episode starts the moment one finishes. Turn seeds do not
+  depend on the mode, so the episodes are the same; only their finishing order differs.
+
+Both modes take the same step (:meth:`Runner._step`) over a group of episodes: a wave
+is one group of all live episodes, continuous mode sends groups of one.
 
 The transcript is kept as token ids built by concatenation — the prompt's ids, each
 completion's ids exactly as sampled, the ids of each environment turn — so the ids the
@@ -29,7 +41,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import deque
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from pathlib import Path
@@ -65,11 +77,14 @@ class RunnerConfig:
             turn's ``max_tokens`` (``sampling.max_tokens`` is not used by the runner).
         sampling: temperature, top-p, top-k and extra stop strings; the chat format's
             stop strings are always added, and each turn gets its own derived seed.
-        max_batch: most episodes live at once, i.e. most requests in one generate call.
-        tool_workers: threads running tool calls of a step concurrently.
+        max_batch: most episodes live at once: the most requests in one generate call
+            (waves), or in flight together (continuous).
+        tool_workers: threads running tool calls concurrently.
         seed: base seed; turn seeds derive from (seed, task index, sample, turn).
         mode: ``agent`` or ``single-shot``.
         sandbox: deadline and caps of the databases the runner opens.
+        continuous: let episodes advance independently when the backend serves
+            concurrent calls; False keeps lockstep waves on every backend.
     """
 
     episode: EpisodeConfig = field(default_factory=EpisodeConfig)
@@ -79,6 +94,7 @@ class RunnerConfig:
     seed: int = 0
     mode: RunMode = RunMode.AGENT
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
+    continuous: bool = True
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mode", RunMode(self.mode))
@@ -96,6 +112,7 @@ class RunnerConfig:
             "seed": self.seed,
             "mode": self.mode.value,
             "sandbox": asdict(self.sandbox),
+            "continuous": self.continuous,
         }
 
 
@@ -129,7 +146,8 @@ class Turn:
     observation: str | None
 
 
-# Called on the runner's thread after every model turn, in the order of the batch.
+# Called on the runner's thread after every model turn: in the order of the batch in
+# waves, in the order the replies come in in continuous mode.
 TurnCallback = Callable[[Turn], None]
 
 
@@ -209,37 +227,51 @@ class Runner:
             raise ConfigError(f"samples must be >= 1, got {samples}")
         skipped = set(skip)
         waiting = deque((i, s) for i in range(len(tasks)) for s in range(samples) if (i, s) not in skipped)
-        live: list[_Live] = []
-        pool = ThreadPoolExecutor(self.config.tool_workers, thread_name_prefix="sqlscout-tools")
+        ready: list[_Live] = []  # live episodes whose next turn is not sent yet
+        in_flight: dict[Future[list[Generation] | None], list[_Live]] = {}  # in order of sending
+        continuous = self.config.continuous and self.backend.concurrent_requests
+        tools = ThreadPoolExecutor(self.config.tool_workers, thread_name_prefix="sqlscout-tools")
+        turns = ThreadPoolExecutor(self.config.max_batch, thread_name_prefix="sqlscout-turns") if continuous else None
         try:
-            while waiting or live:
-                while waiting and len(live) < self.config.max_batch:
+            while waiting or ready or in_flight:
+                started: list[_Live] = []
+                while waiting and len(ready) + sum(map(len, in_flight.values())) < self.config.max_batch:
                     index, sample = waiting.popleft()
                     state = self._start(tasks[index], index, sample)
                     if state.episode.done:  # the prompt alone is over budget
                         yield self._rollout(state)
                     else:
-                        live.append(state)
-                if not live:
+                        ready.append(state)
+                        started.append(state)
+                if turns is not None:  # every ready episode sends its turn alone
+                    requests = self._requests(ready)
+                    if len(started) > 1:  # episodes starting together may share a prefix
+                        self.backend.prepare(requests[-len(started) :])
+                    for state, request in zip(ready, requests):
+                        in_flight[turns.submit(self._step, [state], [request], tools)] = [state]
+                    ready = []
+                elif ready and not in_flight:  # a wave: every live episode, one call, on this thread
+                    wave: Future[list[Generation] | None] = Future()
+                    wave.set_result(self._step(ready, self._requests(ready), tools))
+                    in_flight[wave], ready = ready, []
+                if not in_flight:
                     continue
-                generations, error = self._generate(live)
-                if generations is None:
-                    for state in live:
-                        state.episode.abort(error or "backend failure")
-                else:
-                    list(pool.map(self._advance, live, generations))
-                    if on_turn is not None:
-                        for state, generation in zip(live, generations):
+                finished, _ = wait(in_flight, return_when=FIRST_COMPLETED)
+                for future in [f for f in in_flight if f in finished]:
+                    group = in_flight.pop(future)
+                    generations = future.result()
+                    if on_turn is not None and generations is not None:
+                        for state, generation in zip(group, generations):
                             on_turn(Turn(state.index, state.sample, state.episode, generation, state.observation))
-                still: list[_Live] = []
-                for state in live:
-                    if state.episode.done:
-                        yield self._rollout(state)
-                    else:
-                        still.append(state)
-                live = still
+                    for state in group:
+                        if state.episode.done:
+                            yield self._rollout(state)
+                        else:
+                            ready.append(state)
         finally:
-            pool.shutdown(wait=True, cancel_futures=True)
+            if turns is not None:
+                turns.shutdown(wait=True, cancel_futures=True)
+            tools.shutdown(wait=True, cancel_futures=True)
 
     # -- internals ---------------------------------------------------------------
 
@@ -251,10 +283,10 @@ class Runner:
         self._mirror(state, None)
         return state
 
-    def _requests(self, live: list[_Live]) -> list[GenerationRequest]:
+    def _requests(self, group: list[_Live]) -> list[GenerationRequest]:
         base = self.config.sampling
         requests = []
-        for state in live:
+        for state in group:
             turn = state.episode.request()
             stop = tuple(dict.fromkeys(turn.stop + base.stop))
             seed = episode_seed(self.config.seed, state.index, state.sample, state.turn)
@@ -272,15 +304,24 @@ class Runner:
             )
         return requests
 
-    def _generate(self, live: list[_Live]) -> tuple[list[Generation] | None, str | None]:
-        requests = self._requests(live)
+    def _step(
+        self, group: list[_Live], requests: list[GenerationRequest], tools: ThreadPoolExecutor
+    ) -> list[Generation] | None:
+        """One model turn of every episode in ``group``: generate, then feed each reply to
+        its episode (tool calls run on ``tools``). A backend failure ends the group's
+        episodes and returns None."""
         try:
             generations = self.backend.generate(requests)
         except Exception as exc:  # noqa: BLE001 - any backend failure becomes recorded outcomes
-            return None, f"{self.backend.name} backend failed: {type(exc).__name__}: {exc}"
-        if len(generations) != len(requests):
-            return None, f"{self.backend.name} backend returned {len(generations)} results for {len(requests)} requests"
-        return generations, None
+            error = f"{self.backend.name} backend failed: {type(exc).__name__}: {exc}"
+        else:
+            if len(generations) == len(requests):
+                list(tools.map(self._advance, group, generations))
+                return generations
+            error = f"{self.backend.name} backend returned {len(generations)} results for {len(requests)} requests"
+        for state in group:
+            state.episode.abort(error)
+        return None
 
     def _advance(self, state: _Live, generation: Generation) -> None:
         """Feed one completion to its episode (tool calls run here, on a pool thread)."""

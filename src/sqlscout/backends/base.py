@@ -113,10 +113,20 @@ class Backend(ABC):
     name: str = "backend"
     chat: ChatFormat
     counter: TokenCounter
+    # True when generate may be called from several threads at once, each call returning
+    # as soon as its own requests are done while the others still decode (a server with
+    # continuous batching). The runner then sends each episode's turn as a call of its
+    # own, so that no episode waits for another's reply; otherwise it sends waves.
+    concurrent_requests: bool = False
 
     @abstractmethod
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
         """Complete every request; the i-th result answers the i-th request."""
+
+    def prepare(self, requests: Sequence[GenerationRequest]) -> None:
+        """Say that ``requests`` are about to come, each in a call of its own: a backend
+        that caches prompts may set up now what they share (the llama-cpp backend
+        evaluates their common prefix once). Nothing to do for the others."""
 
     def tokenize(self, text: str) -> list[int] | None:
         """Token ids of ``text`` (special-token text maps to its single id); None when

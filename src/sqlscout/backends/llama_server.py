@@ -8,17 +8,24 @@ loopback port with the standard library only.
 
 How requests use the cache:
 
-- Every slot keeps the tokens of its last request. A request goes to the free slot
-  whose tokens share the longest prefix with its prompt (an episode's next turn finds
-  its previous turn there), and the server evaluates only the new suffix.
-- Episodes that start together share a prefix — the system prompt, and in the full
-  schema regime the schema of their database. Before a :meth:`LlamaServerBackend.generate`
-  call is dispatched, every such shared prefix that no slot or saved state already
-  holds is evaluated once, its KV state saved to a file (milliseconds), and restored
-  into each slot that starts from it. So a prefix is evaluated once per database, not
+- Every slot keeps the tokens of its last request and the episode it served
+  (``GenerationRequest.episode``). A request takes its episode's slot back when it is
+  free, else a free slot that holds nothing another episode may come back for (the one
+  sharing the longest prefix with its prompt), else the least recently used one; the
+  server evaluates only the prompt past what the slot holds.
+- Episodes share a prefix — the system prompt, and in the full schema regime the
+  schema of their database. Such a prefix is evaluated once, its KV state saved to a
+  file (milliseconds), and restored into each slot that starts from it: for the new
+  prompts of one :meth:`LlamaServerBackend.generate` call, or of one
+  :meth:`LlamaServerBackend.prepare` (the runner's episodes that start together), before
+  they are sent; and for a lone new prompt whose prefix another slot holds (an episode
+  in flight on the same database). So a prefix is evaluated once per database, not
   once per episode.
-- The requests of one call run at once, at most ``slots`` in flight; the server decodes
-  all of them together, one batch per step.
+- ``generate`` may be called from many threads at once (the runner sends each
+  episode's turn alone): each request holds a slot while it runs, at most ``slots``
+  run together, the server decodes all of them in one batch per step, and a call
+  returns as soon as its own requests are done. Slot choice and the saved states are
+  kept under one lock.
 
 Prompt tokens evaluated vs reused and prefill vs decode seconds come from the server's
 own timings, per request (on each :class:`~sqlscout.backends.base.Generation`) and in
@@ -165,6 +172,8 @@ class _Slot:
     index: int
     ids: list[int] = field(default_factory=list)  # what the server's slot holds, as far as we know
     last_used: int = 0
+    busy: bool = False  # a request (or a save) holds it
+    owner: tuple[int, int] | None = None  # the episode whose transcript it holds
 
 
 @dataclass
@@ -174,6 +183,7 @@ class _Saved:
     ids: list[int]
     filename: str
     last_used: int = 0
+    readers: int = 0  # restores in progress: the file stays until they are done
 
 
 class _ServerCounter:
@@ -199,6 +209,7 @@ class LlamaServerBackend(Backend):
     """
 
     name = "llama-cpp"
+    concurrent_requests = True
 
     def __init__(self, model_path: str | Path, config: LlamaServerConfig | None = None, *, chat: ChatFormat | None = None):
         self.config = config or LlamaServerConfig()
@@ -222,6 +233,8 @@ class LlamaServerBackend(Backend):
         params.cpuparams.n_threads = params.cpuparams_batch.n_threads = self.threads
         params.cache_ram_mib = 0  # slots and saved prefixes are managed here
         params.endpoint_slots = True
+        # a request per slot, plus tokenize/detokenize calls beside them
+        params.n_threads_http = self.config.slots + 4
         params.slot_save_path = self._states_dir.name + os.sep
         params.warmup = False
         params.verbosity = -1
@@ -243,8 +256,8 @@ class LlamaServerBackend(Backend):
         self._slots = [_Slot(i) for i in range(self.config.slots)]
         self._saved: list[_Saved] = []
         self._clock = 0
-        self._lock = threading.Lock()
-        self._generate_lock = threading.Lock()
+        self._lock = threading.Lock()  # slots, saved states, stats, the clock
+        self._slot_freed = threading.Condition(self._lock)
         self._pool = ThreadPoolExecutor(self.config.slots, thread_name_prefix="sqlscout-llama")
 
     # -- Backend interface -----------------------------------------------------------
@@ -263,13 +276,19 @@ class LlamaServerBackend(Backend):
         return self._n_params
 
     def generate(self, requests: Sequence[GenerationRequest]) -> list[Generation]:
-        prompts = [list(r.prompt_ids) if r.prompt_ids is not None else self.tokenize(r.prompt or "") for r in requests]
-        results: list[Generation] = []
-        with self._generate_lock:  # slots are planned for one call at a time
-            for start in range(0, len(requests), self.config.slots):
-                wave = slice(start, start + self.config.slots)
-                results += self._run_wave(list(requests[wave]), prompts[wave])
-        return results
+        prompts = [self._prompt_ids(r) for r in requests]
+        if len(requests) == 1:  # on the caller's thread: the runner sends each episode's turn alone
+            return [self._complete(requests[0], prompts[0])]
+        if self.config.share_prefixes:
+            self._share_prefixes(prompts)
+        futures = [self._pool.submit(self._complete, *job) for job in zip(requests, prompts)]
+        return [f.result() for f in futures]
+
+    def prepare(self, requests: Sequence[GenerationRequest]) -> None:
+        """Evaluate once, and save, the prefixes that several of ``requests`` share and no
+        slot or saved state holds yet (the runner calls it for episodes starting together)."""
+        if self.config.share_prefixes and len(requests) > 1:
+            self._share_prefixes([self._prompt_ids(r) for r in requests])
 
     def close(self) -> None:
         pool = getattr(self, "_pool", None)
@@ -280,28 +299,27 @@ class LlamaServerBackend(Backend):
         if states is not None:
             states.cleanup()
 
-    # -- one wave: at most `slots` requests decoded together ---------------------------
+    # -- one request: a slot of its own while it runs ------------------------------------
 
-    def _run_wave(self, requests: list[GenerationRequest], prompts: list[list[int]]) -> list[Generation]:
-        slots = self._assign(prompts)
-        if self.config.share_prefixes and len(prompts) > 1:
-            self._share_prefixes(prompts, slots)
-        futures = [self._pool.submit(self._complete, *job) for job in zip(requests, prompts, slots)]
-        return [f.result() for f in futures]
+    def _prompt_ids(self, request: GenerationRequest) -> list[int]:
+        return list(request.prompt_ids) if request.prompt_ids is not None else self.tokenize(request.prompt or "")
 
-    def _complete(self, request: GenerationRequest, ids: list[int], slot: _Slot) -> Generation:
+    def _complete(self, request: GenerationRequest, ids: list[int]) -> Generation:
         started = time.perf_counter()
         if not ids or len(ids) + 1 > self.config.n_ctx:
             return _failed(f"the prompt is {len(ids)} tokens; the context holds {self.config.n_ctx}")
+        slot = self._acquire(ids, request.episode)
+        held: list[int] = []  # what the slot holds when it is given back: unknown after a failure
         try:
-            self._restore_best(slot, ids)
+            self._fill(slot, ids)
             grammar = request.constraint.gbnf() if request.constraint is not None else None
             data = self._post("/completion", self._body(request.params, ids, slot.index, grammar))
+            held = ids + [int(t) for t in data.get("tokens") or []]
         except BackendError as exc:
-            slot.ids = []
             return _failed(str(exc))
-        tokens = [int(t) for t in data.get("tokens") or []]
-        slot.ids = ids + tokens
+        finally:
+            self._release(slot, held)
+        tokens = held[len(ids) :]
         timings = data.get("timings") or {}
         reused, evaluated = int(timings.get("cache_n", 0)), int(timings.get("prompt_n", 0))
         prefill_s, decode_s = float(timings.get("prompt_ms", 0.0)) / 1000, float(timings.get("predicted_ms", 0.0)) / 1000
@@ -357,74 +375,122 @@ class LlamaServerBackend(Backend):
 
     # -- slots and shared prefixes -----------------------------------------------------
 
-    def _assign(self, prompts: list[list[int]]) -> list[_Slot]:
-        """A distinct slot per prompt: the ones holding most of a prompt go first (an
-        episode's next turn gets its own slot back); the rest take the least recently used."""
-        pairs = sorted(
-            ((common_prefix(slot.ids, ids), -slot.last_used, i, slot) for i, ids in enumerate(prompts) for slot in self._slots),
-            key=lambda p: p[:3],
-            reverse=True,
-        )
-        chosen: dict[int, _Slot] = {}
-        taken: set[int] = set()
-        for shared, _, i, slot in pairs:
-            if shared and i not in chosen and slot.index not in taken:
-                chosen[i] = slot
-                taken.add(slot.index)
-        spare = sorted((s for s in self._slots if s.index not in taken), key=lambda s: s.last_used)
-        for i in range(len(prompts)):
-            if i not in chosen:
-                chosen[i] = spare.pop(0)
-        for i in range(len(prompts)):
+    def _acquire(self, ids: list[int], episode: tuple[int, int] | None) -> _Slot:
+        """A free slot for a prompt (waiting for one when all are busy), held until :meth:`_release`."""
+        with self._slot_freed:
+            # the episode's own slot may be held for a moment, for a save: wait for it
+            own = next((s for s in self._slots if episode is not None and s.owner == episode), None)
+            while all(s.busy for s in self._slots) or (own is not None and own.busy and own.owner == episode):
+                self._slot_freed.wait()
+            slot = _choose([s for s in self._slots if not s.busy], ids, episode)
+            slot.busy, slot.owner = True, episode
             self._clock += 1
-            chosen[i].last_used = self._clock
-        return [chosen[i] for i in range(len(prompts))]
+            slot.last_used = self._clock
+            return slot
 
-    def _restore_best(self, slot: _Slot, ids: list[int]) -> None:
-        """Load the saved state sharing the most with ``ids`` into ``slot`` when it beats what the slot holds."""
+    def _release(self, slot: _Slot, ids: list[int]) -> None:
+        with self._slot_freed:
+            slot.ids, slot.busy = ids, False
+            self._slot_freed.notify_all()  # the waiter may want this slot in particular
+
+    def _take_idle(self, slot: _Slot, ids: list[int]) -> bool:
+        """Hold ``slot`` for a save if it is free and still holds ``ids``."""
+        with self._lock:
+            if slot.busy or slot.ids is not ids:
+                return False
+            slot.busy = True
+            return True
+
+    def _fill(self, slot: _Slot, ids: list[int]) -> None:
+        """Bring into ``slot`` (held) the longest prefix of ``ids`` that is cached anywhere:
+        a saved state, or another slot (an episode in flight on the same database),
+        which is saved first so that the episodes after this one find it too."""
         own = common_prefix(slot.ids, ids)
         with self._lock:
-            best = max(self._saved, key=lambda s: common_prefix(s.ids, ids), default=None)
-            if best is None or common_prefix(best.ids, ids) < own + _MIN_SHARED:
+            others = [(s, s.ids) for s in self._slots if s is not slot]
+            saved = [s.ids for s in self._saved]
+        n_saved = max((common_prefix(held, ids) for held in saved), default=0)
+        donor, donor_ids = max(others, key=lambda o: common_prefix(o[1], ids), default=(None, []))
+        n_donor = min(common_prefix(donor_ids, ids), len(ids) - 1)
+        if donor is not None and self.config.share_prefixes and n_donor >= max(own, n_saved) + _MIN_SHARED:
+            if self._take_idle(donor, donor_ids):
+                try:
+                    self._save_slot(donor, donor_ids)
+                finally:
+                    self._release(donor, donor_ids)
+            else:  # it is decoding: evaluate the shared part here, and save it
+                self._build_prefix(ids[:n_donor], slot)
+                return
+        self._restore_best(slot, ids)
+
+    def _restore_best(self, slot: _Slot, ids: list[int]) -> None:
+        """Load the saved state sharing the most with ``ids`` into ``slot`` (held) when it
+        beats what the slot holds."""
+        own = common_prefix(slot.ids, ids)
+        with self._lock:
+            saved = list(self._saved)
+        best = max(saved, key=lambda s: common_prefix(s.ids, ids), default=None)
+        if best is None or common_prefix(best.ids, ids) < own + _MIN_SHARED:
+            return
+        with self._lock:
+            if best not in self._saved:  # dropped meanwhile: evaluate instead
                 return
             self._clock += 1
             best.last_used = self._clock
-        self._post(f"/slots/{slot.index}?action=restore", {"filename": best.filename})
+            best.readers += 1
+        try:
+            self._post(f"/slots/{slot.index}?action=restore", {"filename": best.filename})
+        finally:
+            with self._lock:
+                best.readers -= 1
         slot.ids = list(best.ids)
         with self._lock:
             self.stats.restores += 1
 
-    def _cached(self, ids: list[int], slot: _Slot) -> int:
-        return max([common_prefix(slot.ids, ids)] + [common_prefix(s.ids, ids) for s in self._saved])
-
-    def _share_prefixes(self, prompts: list[list[int]], slots: list[_Slot]) -> None:
-        """Make each prefix that several prompts share, and that neither their slots nor a
-        saved state hold yet, available to restore: saved from a slot that already holds
-        it (an episode in flight on the same database), else evaluated once in the slot of
-        the first prompt that starts with it and saved."""
+    def _share_prefixes(self, prompts: list[list[int]]) -> None:
+        """Make each prefix that several prompts share, and that no saved state or slot
+        ready for it holds yet, available to restore: saved from a free slot that already
+        holds it (an episode in flight on the same database), else evaluated once in a
+        slot of its own and saved."""
         order = sorted(range(len(prompts)), key=lambda i: prompts[i])
         shared = [0] * len(prompts)
         for a, b in zip(order, order[1:]):  # in sorted order the longest match is a neighbour
             n = common_prefix(prompts[a], prompts[b])
             shared[a], shared[b] = max(shared[a], n), max(shared[b], n)
-        wanted: dict[tuple[int, ...], _Slot] = {}
-        for ids, n, slot in zip(prompts, shared, slots):
+        with self._lock:
+            saved = [s.ids for s in self._saved]
+            held = [s.ids for s in self._slots]
+        wanted: set[tuple[int, ...]] = set()
+        for ids, n in zip(prompts, shared):
             n = min(n, len(ids) - 1)  # a request evaluates at least its last token
-            if n >= _MIN_SHARED and n >= self._cached(ids, slot) + _MIN_SHARED:
-                wanted.setdefault(tuple(ids[:n]), slot)
+            if n >= _MIN_SHARED and n >= _cached(ids, saved, held) + _MIN_SHARED:
+                wanted.add(tuple(ids[:n]))
         for key in sorted(wanted, key=len):  # shorter first: a longer one restores it and goes on
             prefix = list(key)
+            with self._lock:
+                saved = [s.ids for s in self._saved]
+                others = [(s, s.ids) for s in self._slots]
             # "How many albums…" and "How many tracks…" share a few words past the system
             # prompt: not worth a state of their own
-            if max((common_prefix(s.ids, prefix) for s in self._saved), default=0) + _MIN_SHARED > len(prefix):
+            if max((common_prefix(ids, prefix) for ids in saved), default=0) + _MIN_SHARED > len(prefix):
                 continue
-            donor = max(self._slots, key=lambda s: common_prefix(s.ids, prefix))
-            if common_prefix(donor.ids, prefix) + _MIN_SHARED > len(prefix):
-                self._save_slot(donor, list(donor.ids))
-            else:
-                self._build_prefix(prefix, wanted[key])
+            donor, donor_ids = max(others, key=lambda o: common_prefix(o[1], prefix))
+            if common_prefix(donor_ids, prefix) + _MIN_SHARED > len(prefix) and self._take_idle(donor, donor_ids):
+                try:
+                    self._save_slot(donor, donor_ids)
+                finally:
+                    self._release(donor, donor_ids)
+                continue
+            slot = self._acquire(prefix, None)
+            built: list[int] = []
+            try:
+                self._build_prefix(prefix, slot)
+                built = prefix
+            finally:
+                self._release(slot, built)
 
     def _build_prefix(self, prefix: list[int], slot: _Slot) -> None:
+        """Evaluate ``prefix`` in ``slot`` (held) and save it."""
         self._restore_best(slot, prefix)
         body = {"prompt": prefix, "id_slot": slot.index, "cache_prompt": True, "n_predict": 0}
         timings = self._post("/completion", body).get("timings") or {}
@@ -436,14 +502,18 @@ class LlamaServerBackend(Backend):
         self._save_slot(slot, prefix)
 
     def _save_slot(self, slot: _Slot, ids: list[int]) -> None:
-        """Save what ``slot`` holds (``ids``) to a file that any slot can restore."""
-        self._clock += 1
-        filename = f"state-{self._clock}.bin"
+        """Save what ``slot`` (held) holds, ``ids``, to a file that any slot can restore."""
+        with self._lock:
+            self._clock += 1
+            filename = f"state-{self._clock}.bin"
         self._post(f"/slots/{slot.index}?action=save", {"filename": filename})
         with self._lock:
             self._saved.append(_Saved(ids, filename, self._clock))
             while len(self._saved) > 2 * self.config.slots:  # keep the recently used ones
-                oldest = min(self._saved, key=lambda s: s.last_used)
+                idle = [s for s in self._saved if not s.readers]
+                if not idle:
+                    break
+                oldest = min(idle, key=lambda s: s.last_used)
                 self._saved.remove(oldest)
                 Path(self._states_dir.name, oldest.filename).unlink(missing_ok=True)
 
@@ -465,6 +535,31 @@ class LlamaServerBackend(Backend):
             raise BackendError(f"llama.cpp answered {exc.code} to {request.full_url}: {_error_text(exc)}") from None
         except (URLError, OSError) as exc:
             raise BackendError(f"lost llama.cpp's server at {self.url}: {exc}") from None
+
+
+def _cached(ids: list[int], saved: list[list[int]], held: list[list[int]]) -> int:
+    """How much of a prompt it can start from: a saved state, or a slot all of which is
+    a prefix of the prompt (its own earlier turn)."""
+    best = max((common_prefix(h, ids) for h in saved), default=0)
+    for h in held:
+        n = common_prefix(h, ids)
+        if n >= len(h) - 1:
+            best = max(best, n)
+    return best
+
+
+def _choose(free: list[_Slot], ids: list[int], episode: tuple[int, int] | None) -> _Slot:
+    """The free slot for a prompt of ``episode``: its own; else one whose contents no
+    other episode will come back for (unowned, or all of it a prefix of this prompt),
+    sharing the most with the prompt; else the least recently used."""
+    if episode is not None:
+        for slot in free:
+            if slot.owner == episode:
+                return slot
+    spare = [s for s in free if s.owner is None or s.owner == episode or common_prefix(s.ids, ids) >= len(s.ids) - 1]
+    if spare:
+        return max(spare, key=lambda s: (common_prefix(s.ids, ids), -s.last_used))
+    return min(free, key=lambda s: s.last_used)
 
 
 def _chat_format(template: str, eos: str) -> ChatFormat:

@@ -13,8 +13,9 @@ Two ways to send a turn:
 
 ``mode="auto"`` uses completions and switches to chat for good the first time the
 server answers 404/405 there. Requests of one :meth:`generate` call run concurrently
-(at most ``concurrency`` at once) with timeouts, and connection errors, 429 and 5xx
-are retried with exponential backoff. Token ids come from the server's tokenize
+(at most ``concurrency`` at once) with timeouts; calls from several threads run side by
+side (the runner's continuous mode sends each episode's turn alone). Connection errors,
+429 and 5xx are retried with exponential backoff. Token ids come from the server's tokenize
 endpoint when it has one (``/tokenize`` with ``content`` on llama-server, with
 ``prompt`` on vLLM; ``/extras/tokenize`` on llama-cpp-python); without it the budget is
 counted approximately. Log-probabilities are read in both shapes servers send:
@@ -118,6 +119,7 @@ class OpenAIBackend(Backend):
     """
 
     name = "openai"
+    concurrent_requests = True  # each call runs its own requests on its own event loop
 
     def __init__(self, config: OpenAIConfig, *, chat: ChatFormat | None = None) -> None:
         try:

@@ -58,6 +58,9 @@ class ScriptedBackend(Backend):
         chat: the turn format; :class:`ChatML` by default.
         raise_on: a function of the turn that, when true, makes ``generate`` raise
             (to test the runner's failure path); None never raises.
+        concurrent: declare :attr:`concurrent_requests`, as a server with continuous
+            batching does, so that the runner sends every episode's turn in a call of its
+            own (a script function may sleep to stand for the time a reply takes).
     """
 
     name = "scripted"
@@ -69,6 +72,7 @@ class ScriptedBackend(Backend):
         tokenizer: Any | None = None,
         chat: ChatFormat | None = None,
         raise_on: Callable[[ScriptTurn], bool] | None = None,
+        concurrent: bool = False,
     ) -> None:
         if isinstance(script, str):
             raise ConfigError("script must be a list of replies or a function, not one string")
@@ -77,6 +81,7 @@ class ScriptedBackend(Backend):
         self.chat = chat or ChatML()
         self.counter: TokenCounter = TokenizerCounter(tokenizer) if tokenizer is not None else ApproxTokenCounter()
         self._raise_on = raise_on
+        self.concurrent_requests = concurrent
         # The text that opens every model turn; counting it in a prompt tells which turn it is.
         self._turn_opening = self.chat.next_turn("\x00").split("\x00")[-1]
 
