@@ -118,9 +118,8 @@ def train_config(args: argparse.Namespace, data: dict[str, Any]) -> Any:
     cfg["data"] = {**cfg["data"], **data}
     if args.model:
         cfg["model"]["name_or_path"] = args.model
-    if args.steps:
+    if args.steps:  # the curriculum's ramp stays the config's, so a run can be extended by --steps on resume
         cfg["steps"] = args.steps
-        cfg["curriculum"]["ramp_steps"] = args.steps
     if args.questions_per_step:
         cfg["rollout"]["questions_per_step"] = args.questions_per_step
     if args.group_size:
