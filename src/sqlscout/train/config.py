@@ -96,7 +96,9 @@ class ModelConfig(_Section):
     """The policy to train.
 
     Attributes:
-        name_or_path: pretrained weights: a local directory (or a hub id already cached).
+        name_or_path: pretrained weights: a local directory, a ``.gguf`` file (dequantised
+            to full precision on load; its tokenizer and chat template come with it), or
+            a hub id already cached.
         random_init: instead of weights, a transformers config as a mapping (with
             ``model_type``, e.g. ``qwen3_5_text``) built with random weights — for smoke
             tests and throughput measurements.

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import copy
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Callable
 
 import torch
@@ -38,10 +39,22 @@ def load_tokenizer(config: ModelConfig) -> Any:
     from transformers import AutoTokenizer
 
     source = config.tokenizer or config.name_or_path
+    where, kwargs = _pretrained_source(source) if config.tokenizer is None else (source, {})
     try:
-        return AutoTokenizer.from_pretrained(source)
+        return AutoTokenizer.from_pretrained(where, **kwargs)
     except (OSError, ValueError) as exc:
         raise ConfigError(f"model.tokenizer: cannot load a tokenizer from {source!r} ({exc})") from None
+
+
+def _pretrained_source(name_or_path: str | None) -> tuple[str | None, dict[str, Any]]:
+    """(what to pass to ``from_pretrained``, extra keyword arguments): a ``.gguf`` file is
+    read from its folder with ``gguf_file`` (transformers dequantises it on load)."""
+    if name_or_path is not None and name_or_path.lower().endswith(".gguf"):
+        path = Path(name_or_path).expanduser()
+        if not path.is_file():
+            raise ConfigError(f"model.name_or_path: GGUF file not found: {path}")
+        return str(path.parent), {"gguf_file": path.name}
+    return name_or_path, {}
 
 
 def _build_model(config: ModelConfig, seed: int) -> torch.nn.Module:
@@ -59,11 +72,12 @@ def _build_model(config: ModelConfig, seed: int) -> torch.nn.Module:
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             return AutoModelForCausalLM.from_config(hf_config, dtype=torch.float32)
-    kwargs: dict[str, Any] = {"dtype": torch.float32}
+    where, kwargs = _pretrained_source(config.name_or_path)
+    kwargs["dtype"] = torch.float32
     if config.attn_implementation:
         kwargs["attn_implementation"] = config.attn_implementation
     try:
-        model = AutoModelForCausalLM.from_pretrained(config.name_or_path, **kwargs)
+        model = AutoModelForCausalLM.from_pretrained(where, **kwargs)
     except OSError as exc:
         raise ConfigError(f"model.name_or_path: cannot load {config.name_or_path!r} ({exc})") from None
     drop_quantization_config(model)  # a GGUF is dequantised on load; its config must not block training
