@@ -103,3 +103,48 @@ def test_running_an_episode_and_scoring_loads_nothing_heavy() -> None:
     )
     assert not loaded & set(HEAVY), f"heavy modules imported: {sorted(loaded & set(HEAVY))}"
     assert "sqlglot" in loaded
+
+
+def _requirement_names(requirements: list[str]) -> set[str]:
+    import re
+
+    return {re.split(r"[\s\[<>=!~;(]", r, maxsplit=1)[0].lower().replace("_", "-") for r in requirements}
+
+
+def test_the_demo_extra_holds_everything_the_gguf_path_imports() -> None:
+    """`make demo` installs only `.[gguf]`: every third-party module that loading the
+    llama-cpp backend and reading a GGUF's chat template imports must come from the core
+    dependencies, that extra, or what they require (a missing jinja2 once broke it)."""
+    import tomllib
+    from importlib import metadata
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]
+    wanted = _requirement_names(project["dependencies"] + project["optional-dependencies"]["gguf"])
+    allowed: set[str] = set()
+    while wanted - allowed:  # the declared packages and everything they require
+        name = (wanted - allowed).pop()
+        allowed.add(name)
+        try:
+            required = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:
+            continue
+        wanted |= _requirement_names([r for r in required if "extra ==" not in r])
+    probe = (
+        "import sys, json; before = set(sys.modules)\n"
+        "import sqlscout.backends.llama_server\n"
+        "from sqlscout.backends.chat_template import chat_format_from_template\n"
+        "chat_format_from_template(\"{% for m in messages %}<|im_start|>{{ m['role'] }}\\n{{ m['content'] }}<|im_end|>\\n"
+        "{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\\n{% endif %}\", eos_token='<|im_end|>')\n"
+        "print(json.dumps(sorted({m.split('.')[0] for m in set(sys.modules) - before})))\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    loaded = json.loads(subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=True).stdout)
+    distributions = metadata.packages_distributions()
+    third_party = {
+        dist.lower().replace("_", "-")
+        for module in loaded
+        if module not in sys.stdlib_module_names and module != "sqlscout" and not module.startswith("_")
+        for dist in distributions.get(module, [module])
+    }
+    assert "jinja2" in third_party  # the probe reached the template path
+    assert third_party <= allowed, f"imported but not installed by .[gguf]: {sorted(third_party - allowed)}"
