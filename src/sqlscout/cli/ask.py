@@ -185,7 +185,7 @@ def demo(
         from sqlscout.demo import describe_choice
 
         console.print(f"[bold]sqlscout demo[/]: {model} on {loaded.name}, {len(tasks)} Chinook questions (running together)")
-        console.print(describe_choice(model, episode_config), markup=False, highlight=False)
+        console.print(describe_choice(model, episode_config), markup=False, highlight=False, soft_wrap=True)
 
     def on_item(item: Any) -> None:
         if as_json:
