@@ -160,9 +160,9 @@ def eval_command(
             fail(str(exc))
         except KeyboardInterrupt:
             fail(f"interrupted; every finished episode is in {out}/episodes.jsonl — continue with the same command and --resume", 130)
-    _print_summary(outcome.records, config.parameters, out)
+    metrics = _print_summary(outcome.records, config.parameters, out)
     if config.select_by == "vote":
-        _write_answers(outcome.records, out)
+        _write_answers(outcome.records, metrics, out)
 
 
 def _run_with_progress(
@@ -198,7 +198,7 @@ def _acc(value: Optional[float]) -> str:
     return "-" if value is None else f"{value:.3f}"
 
 
-def _print_summary(records: list, parameters: Optional[int], out: Path) -> None:
+def _print_summary(records: list, parameters: Optional[int], out: Path) -> Any:
     from sqlscout.evaluation import compute_metrics
 
     m = compute_metrics(records, parameters=parameters)
@@ -216,18 +216,19 @@ def _print_summary(records: list, parameters: Optional[int], out: Path) -> None:
     if m.backend_errors:
         console.print(f"[yellow]{m.backend_errors} episodes ended in a backend error; --resume runs them again[/]")
     console.print(f"report: sqlscout report {out}", markup=False)
+    return m
 
 
-def _write_answers(records: list, out: Path) -> None:
-    """The voted answer of every question, as predictions ``sqlscout score`` reads."""
+def _write_answers(records: list, m: Any, out: Path) -> None:
+    """The voted answer of every question, as predictions ``sqlscout score`` reads;
+    ``m`` is the run's metrics (its maj@N accuracy)."""
     import json
 
-    from sqlscout.evaluation.metrics import compute_metrics, selected_answers
+    from sqlscout.evaluation.metrics import selected_answers
 
     answers = selected_answers(records)
     path = out / "answers.jsonl"
     path.write_text("".join(json.dumps(a) + "\n" for a in answers))
-    m = compute_metrics(records)
     shown = "-" if m.majority_official is None else f"{m.majority_official:.3f}"
     console.print(f"answers (vote of {m.samples}): accuracy {shown}; written to {path}", markup=False)
 

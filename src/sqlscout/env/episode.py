@@ -289,7 +289,6 @@ class Episode(EpisodeBase):
         self._final_reason: StopReason | None = None
         self._made: set[str] = set()  # keys of the calls made so far (end_on_repeat)
         self._repeated = False  # the last reply only repeated earlier calls
-        self._ran_query = False  # a run_query of the last reply ran without error (submit_hint)
         if self.tokens_used + self.config.final_turn_reserve > self.config.token_budget:
             self._finish(None, AnswerSource.NONE, StopReason.BUDGET_EXHAUSTED)
 
@@ -336,7 +335,6 @@ class Episode(EpisodeBase):
                 self._finish(direct, AnswerSource.DIRECT, StopReason.ANSWERED)
                 return None
             return NO_CALL_MESSAGE
-        self._ran_query = False
         if self.config.end_on_repeat and self._only_repeats(parsed.calls):
             self._repeated = True
             # Held to its tested queries, a looping model is asked to choose one of them.
@@ -402,7 +400,6 @@ class Episode(EpisodeBase):
         if outcome.ok:
             self.failed_streak = 0
             self.last_good_sql = outcome.sql
-            self._ran_query = True
             sql = call.args.get("sql")
             if isinstance(sql, str):
                 if sql in self._tested:
@@ -427,7 +424,8 @@ class Episode(EpisodeBase):
             if self._must_submit:
                 hint = SUBMIT_AFTER_REPEAT + "\n"
             else:
-                hint = SUBMIT_HINT + "\n" if self.config.submit_hint and self._ran_query else ""
+                ran = any(c.tool == "run_query" and c.ok for c in record.calls)
+                hint = SUBMIT_HINT + "\n" if self.config.submit_hint and ran else ""
             message = results + "\n\n" + hint + budget_line(self.config.max_rounds - rounds_done)
         glue = self._glue(completion, message)
         n = self.counter.count(glue)  # counted once: with a real tokenizer this is the costly part

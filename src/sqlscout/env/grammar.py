@@ -115,9 +115,7 @@ class ReplyGrammar:
 
     def gbnf(self) -> str:
         """The grammar as llama.cpp GBNF (also read by llguidance and vLLM)."""
-        return _gbnf(
-            self.kind, self.think, self.max_calls, self.reasoning_lines, self.tools, self.submittable, self.tables
-        )
+        return _gbnf(self)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -210,17 +208,11 @@ def _think_rules(think: ThinkMode) -> tuple[str, list[str]]:
 
 
 @lru_cache(maxsize=16)
-def _gbnf(
-    kind: TurnKind,
-    think: ThinkMode,
-    max_calls: int,
-    reasoning_lines: int,
-    tools: tuple[str, ...] | None,
-    submittable: tuple[str, ...] | None = None,
-    tables: tuple[str, ...] | None = None,
-) -> str:
-    prefix, rules = _think_rules(think)
-    if kind is TurnKind.FINAL_SQL:
+def _gbnf(grammar: ReplyGrammar) -> str:  # a frozen grammar is its own cache key
+    prefix, rules = _think_rules(grammar.think)
+    max_calls, reasoning_lines = grammar.max_calls, grammar.reasoning_lines
+    tools, submittable, tables = grammar.tools, grammar.submittable, grammar.tables
+    if grammar.kind is TurnKind.FINAL_SQL:
         rules = [
             f'root ::= {prefix}"```sql\\n" sql "```"',
             # The statement may span lines; it cannot hold a backtick, so the fence ends

@@ -38,6 +38,7 @@ import threading
 import time
 from collections import Counter, OrderedDict, defaultdict
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
@@ -47,9 +48,9 @@ from sqlscout.env.sandbox import Database, SandboxConfig
 from sqlscout.scoring import ExecResult, Semantics, Verdict, execute_for_scoring, has_top_level_order_by, score_sql
 from sqlscout.scoring.gold import GoldResults
 from sqlscout.scoring.compare import order_by_from_text
-from sqlscout.scoring.parse_helper import ParseHelper, close_helper, shared_helper
-from sqlscout.scoring.parsing import parser_version, sqlglot_loaded
-from sqlscout.scoring.verdict import SCORING_MAX_ROWS, SCORING_TIMEOUT_S, has_statement, parses
+from sqlscout.scoring.parsing import parser_version
+from sqlscout.scoring.verdict import SCORING_MAX_ROWS, SCORING_TIMEOUT_S, parses
+from sqlscout.evaluation.unparsed import MEMO_CELLS, STAGE_CELLS, Judged, Staged, Unparsed, result_cells
 from sqlscout.env.task import Task
 
 __all__ = ["SMALL_RESULT_CELLS", "Prediction", "ScoreConfig", "ScoreRun", "ScoreSummary", "Tally", "score_predictions"]
@@ -65,9 +66,6 @@ _POOL_FOR_S = 1.0  # the remaining work, projected, that is worth starting a poo
 # Spider's about 0.1 ms, where a pool of two was slower on a loaded 2-core machine).
 _POOL_QUESTION_S = 1e-3
 _OPEN_DATABASES = 8  # per pool worker
-_STAGE_CELLS = 1_000_000  # result cells held at once before they are compared
-_MEMO_CELLS = 20_000  # gold results up to this size are remembered for the rest of their database
-_UNPARSED = 512  # predictions that did not run, parsed together
 # Prediction results of at most this many cells are what `sqlscout score` caches by
 # default (ScoreConfig.cache_prediction_cells): nearly every result of a benchmark's
 # predictions, a few kilobytes at most each.
@@ -261,7 +259,7 @@ class _Collector:
         self.progress = progress
         self.done = self.correct = 0
 
-    def take(self, results: list[tuple[int, Verdict, tuple[str, ...]]]) -> None:
+    def take(self, results: list[Judged]) -> None:
         verdicts, sources, semantics = self.verdicts, self.sources, self.semantics
         for index, verdict, source in results:
             verdicts[index] = verdict
@@ -289,7 +287,7 @@ def _score_here(
     (nothing, unless ``may_hand_over`` and the work turns out to be long)."""
     total = sum(len(items) for _, items in work)
     hand_over = may_hand_over and config.pool_size() > 1
-    unparsed = _Unparsed(config)
+    unparsed = Unparsed(partial(_judge, config=config))
     try:
         for position, (path, items) in enumerate(work):
             scorer = _DatabaseScorer(path, cache.results(hashes[path]) if cache is not None else None, config, unparsed)
@@ -318,82 +316,7 @@ def _worth_a_pool(elapsed: float, done: int, total: int) -> bool:
     return per_question > _POOL_QUESTION_S and per_question * left > _POOL_FOR_S
 
 
-# (index, predicted SQL, gold SQL, gold result, predicted result, sources, top-level ORDER BY of the gold)
-Staged = tuple[int, "str | None", str, ExecResult, ExecResult, tuple[str, ...], "bool | None"]
-
-
-class _Unparsed:
-    """Comparisons waiting for sqlglot: predictions that did not run, to be asked
-    whether they parse (the parsable tier), and results whose comparison needs to know
-    whether a nested gold query has a top-level ORDER BY.
-
-    Where sqlglot is not loaded in this process, each question goes at once to a
-    :class:`~sqlscout.scoring.parse_helper.ParseHelper`, a process that imports sqlglot
-    and answers while this one goes on running queries; importing it here would hold
-    up the scoring for a sixth of a second. Where it is loaded, they are parsed here,
-    many at once: sqlglot's parser runs about three times faster while it is hot in
-    the CPU's caches than when each parse follows a round of SQLite. Entries hold only
-    results small enough to be remembered anyway (``_STAGE_CELLS`` cells in all at
-    most)."""
-
-    def __init__(self, config: ScoreConfig, *, helper: bool = True) -> None:
-        self.config = config
-        self.use_helper = helper  # pool workers parse in their own process: their work is long
-        # (entry, its database's cached results, "p" (parses) or "o" (ORDER BY), ticket)
-        self.waiting: list[tuple[Staged, ResultBundle | None, str, int | None]] = []
-        self.cells = 0
-        self.helper: ParseHelper | None = None
-
-    def __len__(self) -> int:
-        return len(self.waiting)
-
-    def add(self, entry: Staged, bundle: ResultBundle | None, kind: str = "p") -> bool:
-        """Keep ``entry`` for later (its answer then goes into ``bundle`` too); False
-        when it should be judged now instead."""
-        cells = _cells(entry[3]) + _cells(entry[4])
-        if cells > _MEMO_CELLS:
-            return False
-        sql = entry[1] if kind == "p" else entry[2]
-        ticket = None
-        if self.use_helper and sql and (kind == "o" or has_statement(sql)) and not sqlglot_loaded():
-            if self.helper is None:
-                self.helper = shared_helper()
-            ticket = self.helper.ask(kind, sql)
-        self.waiting.append((entry, bundle, kind, ticket))
-        self.cells += cells
-        return True
-
-    def full(self) -> bool:
-        return len(self.waiting) >= _UNPARSED or self.cells > _STAGE_CELLS
-
-    def drain(self) -> list[tuple[int, Verdict, tuple[str, ...]]]:
-        waiting, self.waiting, self.cells = self.waiting, [], 0
-        out, touched, version = [], {}, parser_version()
-        for entry, bundle, kind, ticket in waiting:
-            if kind == "o":
-                order = self.helper.answer(ticket) if ticket is not None else has_top_level_order_by(entry[2])  # type: ignore[union-attr]
-                if bundle is not None:
-                    bundle.put_order(entry[2], order)
-                    touched[id(bundle)] = bundle
-                out.append(_judge((*entry[:6], order), self.config))
-                continue
-            parsable = self.helper.answer(ticket) if ticket is not None else parses(entry[1])  # type: ignore[union-attr]
-            if bundle is not None and version is not None and entry[1]:
-                bundle.put_parsed(entry[1], version, parsable)
-                touched[id(bundle)] = bundle
-            out.append(_judge(entry, self.config, parsable))
-        for bundle in touched.values():  # its database may be done (and its file written) already
-            if not bundle.held():
-                bundle.flush()
-        return out
-
-    def close(self) -> None:
-        if self.use_helper:
-            self.helper = None
-            close_helper()  # also one started early by a caller, and never asked
-
-
-def _judge(entry: Staged, config: ScoreConfig, parsable: bool | None = None) -> tuple[int, Verdict, tuple[str, ...]]:
+def _judge(entry: Staged, parsable: bool | None = None, *, config: ScoreConfig) -> Judged:
     index, pred_sql, gold_sql, gold, pred, source, top_level_order = entry
     # Both results are given, so score_sql runs no query and needs no database.
     scored = score_sql(
@@ -445,22 +368,22 @@ class _OnDemand:
 class _DatabaseScorer:
     """Scores questions on one database: opened once (if at all), its gold results remembered."""
 
-    def __init__(self, path: str, bundle: ResultBundle | None, config: ScoreConfig, unparsed: _Unparsed) -> None:
+    def __init__(self, path: str, bundle: ResultBundle | None, config: ScoreConfig, unparsed: Unparsed) -> None:
         self.db: Any = _OnDemand(path, config)  # what execute_for_scoring and GoldResults use of a Database
         self.bundle = bundle
         self.config = config
         self.unparsed = unparsed
         # Gold results asked for in this run, over this database's cached results; big
         # ones are not kept past their question.
-        self.golds = GoldResults(lambda _path: bundle, max_entries=1 << 30, max_cells=_MEMO_CELLS)
+        self.golds = GoldResults(lambda _path: bundle, max_entries=1 << 30, max_cells=MEMO_CELLS)
         # Whether a gold query has a top-level ORDER BY, once known.
         self.orders: dict[str, bool] = {}
 
-    def score(self, items: Sequence[Item]) -> list[tuple[int, Verdict, tuple[str, ...]]]:
+    def score(self, items: Sequence[Item]) -> list[Judged]:
         """Verdicts of ``items``, except those left in ``unparsed``: the queries of a
-        stage first, then its comparisons; a stage holds at most ``_STAGE_CELLS``
+        stage first, then its comparisons; a stage holds at most ``STAGE_CELLS``
         result cells, so memory stays bounded."""
-        out: list[tuple[int, Verdict, tuple[str, ...]]] = []
+        out: list[Judged] = []
         staged: list[Staged] = []
         cells = 0
         for index, pred_sql, gold_sql in items:
@@ -470,21 +393,21 @@ class _DatabaseScorer:
             else:
                 pred, pred_source = self._pred(pred_sql)
             staged.append((index, pred_sql, gold_sql, gold, pred, source + pred_source, order))
-            cells += _cells(gold) + _cells(pred)
-            if cells > _STAGE_CELLS:
+            cells += result_cells(gold) + result_cells(pred)
+            if cells > STAGE_CELLS:
                 self._judge(staged, out)
                 staged, cells = [], 0
         self._judge(staged, out)
         return out
 
-    def _judge(self, staged: list[Staged], out: list[tuple[int, Verdict, tuple[str, ...]]]) -> None:
+    def _judge(self, staged: list[Staged], out: list[Judged]) -> None:
         unparsed, config = self.unparsed, self.config
         for entry in staged:
             pred, gold, order = entry[4], entry[3], entry[6]
             if not pred.ok:
                 known = self._parsed(entry[1])
                 if known is not None:  # sqlglot's answer, from the cache
-                    out.append(_judge(entry, config, known))
+                    out.append(_judge(entry, known, config=config))
                     continue
                 if unparsed.add(entry, self.bundle):
                     continue
@@ -499,7 +422,7 @@ class _DatabaseScorer:
                         continue
                     order = self._order(entry[2]) if order is None else self._keep_order(entry[2], order)
                 entry = (*entry[:6], order)
-            out.append(_judge(entry, config))
+            out.append(_judge(entry, config=config))
         if unparsed.full():
             out.extend(unparsed.drain())
 
@@ -542,7 +465,7 @@ class _DatabaseScorer:
             if found is not None:
                 return found, (_PRED_CACHED,)
         pred = execute_for_scoring(self.db, sql, timeout_s=config.timeout_s, max_rows=config.max_rows)
-        if bundle is not None and sql is not None and sql.strip() and (config.cache_predictions or _cells(pred) <= small):
+        if bundle is not None and sql is not None and sql.strip() and (config.cache_predictions or result_cells(pred) <= small):
             bundle.put(sql, pred)
         return pred, ()
 
@@ -556,11 +479,6 @@ class _DatabaseScorer:
                 self.flush()
         finally:
             self.db.close()
-
-
-def _cells(result: ExecResult) -> int:
-    rows = result.rows
-    return len(rows) * len(rows[0]) if rows else 0
 
 
 # -- the pool --------------------------------------------------------------------------
@@ -639,7 +557,7 @@ def _close_scorers() -> None:
         _scorers.popitem()[1].close()
 
 
-def _score_job(job: _Job) -> list[tuple[int, Verdict, tuple[str, ...]]]:
+def _score_job(job: _Job) -> list[Judged]:
     key = (job.db_path, job.config)
     scorer = _scorers.pop(key, None)
     if scorer is None:
@@ -647,7 +565,7 @@ def _score_job(job: _Job) -> list[tuple[int, Verdict, tuple[str, ...]]]:
         if job.cache is not None and job.db_hash is not None:
             cache = _caches.setdefault((job.cache.folder, job.cache.max_rows), job.cache)
             bundle = cache.results(job.db_hash)
-        scorer = _DatabaseScorer(job.db_path, bundle, job.config, _Unparsed(job.config, helper=False))
+        scorer = _DatabaseScorer(job.db_path, bundle, job.config, Unparsed(partial(_judge, config=job.config), helper=False))
     _scorers[key] = scorer
     while len(_scorers) > _OPEN_DATABASES:
         _scorers.popitem(last=False)[1].close()

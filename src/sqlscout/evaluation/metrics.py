@@ -106,10 +106,14 @@ def majority_vote(samples: Sequence[EpisodeRecord]) -> EpisodeRecord | None:
     go to a group whose queries ran, then to the shortest query, then to the earliest
     sample (:func:`~sqlscout.evaluation.selection.pick_group`, the rule ``--select-by
     vote`` answers with). Samples without an answer do not vote; None when none answered."""
-    ordered = sorted(samples, key=lambda r: r.sample)
-    candidates = [_candidate(r) for r in ordered]
-    group = pick_group(candidates)
+    ordered, group = _vote(samples)
     return ordered[group[0]] if group else None
+
+
+def _vote(samples: Sequence[EpisodeRecord]) -> tuple[list[EpisodeRecord], tuple[int, ...]]:
+    """The samples in sample order, and the positions of the winning group among them."""
+    ordered = sorted(samples, key=lambda r: r.sample)
+    return ordered, pick_group([_candidate(r) for r in ordered])
 
 
 def selected_answers(records: Sequence[EpisodeRecord]) -> list[dict[str, Any]]:
@@ -117,14 +121,12 @@ def selected_answers(records: Sequence[EpisodeRecord]) -> list[dict[str, Any]]:
     predictions ``sqlscout score`` reads (``question_id``, ``sql``), with how many of its
     samples the chosen group holds (``votes``) out of how many (``samples``). The latest
     record of each (question, sample) counts."""
-    by_question: dict[str, list[EpisodeRecord]] = {}
+    by_question: dict[str, list[EpisodeRecord]] = defaultdict(list)
     for record in latest_records(records):
-        by_question.setdefault(record.key, []).append(record)
+        by_question[record.key].append(record)
     answers = []
     for samples in sorted(by_question.values(), key=lambda s: s[0].index):
-        ordered = sorted(samples, key=lambda r: r.sample)
-        candidates = [_candidate(r) for r in ordered]
-        group = pick_group(candidates)
+        ordered, group = _vote(samples)
         winner = ordered[group[0]] if group else None
         answers.append(
             {
