@@ -81,6 +81,7 @@ def describe_choice(model: str, episode: EpisodeConfig, samples: int = 1) -> str
                 ("submits held to tested queries", episode.submit_tested),
                 ("loops ended", episode.end_on_repeat),
                 ("submit hint", episode.submit_hint),
+                ("query repair hints", episode.query_hints),
                 ("worked example", episode.worked_example),
             )
             if on

@@ -66,6 +66,7 @@ def eval_command(
     submit_hint: Optional[bool] = typer.Option(None, "--submit-hint/--no-submit-hint", help="After a query runs, ask to submit it if it answers the question (default: the model's)."),
     reasoning_lines: Optional[int] = typer.Option(None, help="Under --constrain, most lines of text before the calls (default: the model's)."),
     submit_tested: Optional[bool] = typer.Option(None, "--submit-tested/--no-submit-tested", help="Under --constrain, submit_sql may only submit a query that already ran (default: the model's)."),
+    query_hints: Optional[bool] = typer.Option(None, "--query-hints/--no-query-hints", help="A query failing on an unknown column gets a repair hint read from its own FROM clause (default: the model's)."),
     guided_start: Optional[bool] = typer.Option(None, "--guided-start/--no-guided-start", help="Under --constrain, the first reply calls list_tables (schema withheld) or run_query (full) (default: the model's)."),
     db_root: Optional[Path] = typer.Option(None, help="Where the databases are, if not in the benchmark's layout (JSONL records naming a db_id)."),
     missing_db: str = typer.Option("error", help="Questions whose database file is absent: error, skip."),
@@ -127,7 +128,7 @@ def eval_command(
                     "constrain": constrain, "defer_mixed_submit": defer_mixed_submit,
                     "worked_example": worked_example, "example_values": example_values,
                     "end_on_repeat": end_on_repeat, "submit_hint": submit_hint, "reasoning_lines": reasoning_lines,
-                    "guided_start": guided_start, "submit_tested": submit_tested,
+                    "guided_start": guided_start, "submit_tested": submit_tested, "query_hints": query_hints,
                 }.items()
                 if v is not None
             },

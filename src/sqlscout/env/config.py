@@ -48,6 +48,11 @@ class EpisodeConfig:
             is free.
         reasoning_lines: under ``constrain``, the most lines of plain text before the calls
             of an exploration reply (0: the calls come first).
+        query_hints: after a ``run_query`` fails on an unknown column or a misused
+            aggregate, the error ends with a hint read from the failing query's own
+            ``FROM`` clause: which table each alias is, where the column really is, how
+            to join it, and the repaired query when one substitution fixes it
+            (:mod:`sqlscout.env.hints`).
         turn_time_limit_s: seconds the tool calls of one model turn may take in all; a call
             still pending when they are used up is not run (nor is one after the failed-query
             limit is reached) and says so. ``submit_sql`` always runs. None: no limit.
@@ -68,6 +73,7 @@ class EpisodeConfig:
     guided_start: bool = False
     submit_tested: bool = False
     reasoning_lines: int = 3
+    query_hints: bool = False
     turn_time_limit_s: float | None = 20.0
 
     def __post_init__(self) -> None:

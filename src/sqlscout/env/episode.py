@@ -30,11 +30,12 @@ True
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from sqlscout.env.chat import ChatFormat, ChatML, Message
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.grammar import ReplyGrammar, TurnKind, think_mode_after
+from sqlscout.env.hints import query_hint
 from sqlscout.env.parser import ToolCall, extract_final_sql, parse_turn
 from sqlscout.env.prompts import (
     LIMIT_REASONS,
@@ -283,6 +284,7 @@ class Episode(EpisodeBase):
             example_values=config.example_values if full else 0,
             end_on_repeat=config.end_on_repeat,
             submit_hint=config.submit_hint,
+            query_hints=config.query_hints,
         )
         super().__init__(task, db, config, messages, chat=chat, counter=counter, version=version)
         self.failed_streak = 0
@@ -358,6 +360,8 @@ class Episode(EpisodeBase):
                 parts.append(f"Result {len(record.calls)} of {_describe(call)}:\n{skipped}")
                 continue
             outcome = DEFERRED_SUBMIT if defer and call.tool == "submit_sql" else self._call(call, turn_ends)
+            if self.config.query_hints and call.tool == "run_query" and not outcome.ok:
+                outcome = self._with_hint(call, outcome)
             seen[key] = CallRecord(call.tool, call.args, outcome.ok, outcome.text, outcome.elapsed_s)
             record.calls.append(seen[key])
             self._track_query(call, outcome)
@@ -367,6 +371,12 @@ class Episode(EpisodeBase):
             parts.append(f"Result {len(record.calls)} of {_describe(call)}:\n{outcome.text}")
         parts += [f"Error: {e}" for e in parsed.errors]
         return "\n\n".join(parts)
+
+    def _with_hint(self, call: ToolCall, outcome: ToolOutcome) -> ToolOutcome:
+        """``query_hints``: the failed query's error with a repair hint, when there is one."""
+        sql = call.args.get("sql")
+        hint = query_hint(self.db.schema, sql, outcome.text, self._compiles) if isinstance(sql, str) else None
+        return outcome if hint is None else replace(outcome, text=f"{outcome.text}\n{hint}")
 
     def _only_repeats(self, calls: list[ToolCall]) -> bool:
         """Whether every one of ``calls`` was made in an earlier reply (a submission never is)."""

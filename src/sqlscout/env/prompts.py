@@ -138,7 +138,12 @@ def _system_prompt(full_schema: bool, max_rounds: int, worked_example: bool = Fa
 
 
 def prompt_version(
-    *, worked_example: bool = False, example_values: int = 0, end_on_repeat: bool = False, submit_hint: bool = False
+    *,
+    worked_example: bool = False,
+    example_values: int = 0,
+    end_on_repeat: bool = False,
+    submit_hint: bool = False,
+    query_hints: bool = False,
 ) -> str:
     """The version recorded with a result: :data:`PROMPT_VERSION`, plus a suffix for each
     prompt option in use, so that the seed's protocol keeps its own version unchanged.
@@ -147,9 +152,12 @@ def prompt_version(
     'sqlscout-prompt-2'
     >>> prompt_version(worked_example=True, example_values=3, end_on_repeat=True, submit_hint=True)
     'sqlscout-prompt-2+example+values3+repeat+hint'
+    >>> prompt_version(query_hints=True)
+    'sqlscout-prompt-2+fix'
     """
     suffix = ("+example" if worked_example else "") + (f"+values{example_values}" if example_values else "")
     suffix += ("+repeat" if end_on_repeat else "") + ("+hint" if submit_hint else "")
+    suffix += "+fix" if query_hints else ""
     return PROMPT_VERSION + suffix
 
 

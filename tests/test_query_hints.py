@@ -1,0 +1,111 @@
+"""``query_hints``: a failed run_query gets a repair hint read from its own FROM clause
+(issue 11: most failed episodes of the 0.5B preset resubmitted a query with a column
+under the wrong alias until the loop ended). Checked on Chinook; the traces came from
+Spider's car_1."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from conftest import CHINOOK
+from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.episode import Episode
+from sqlscout.env.hints import AGGREGATE_HINT, query_hint, query_sources
+from sqlscout.env.sandbox import Database
+from sqlscout.env.task import Task
+from sqlscout.errors import QueryError
+from sqlscout.models.presets import PRESETS
+
+JOINED = "SELECT T1.Title FROM Artist AS T1 JOIN Album AS T2 ON T1.ArtistId = T2.ArtistId"
+
+
+@pytest.fixture(scope="module")
+def db() -> Database:
+    with Database(CHINOOK) as database:
+        yield database
+
+
+def error_of(db: Database, sql: str) -> str:
+    with pytest.raises(QueryError) as caught:
+        db.execute(sql)
+    return str(caught.value)
+
+
+def compiles(db: Database):
+    def check(sql: str) -> bool:
+        try:
+            db.compile(sql)
+        except QueryError:
+            return False
+        return True
+
+    return check
+
+
+def hint(db: Database, sql: str) -> str | None:
+    return query_hint(db.schema, sql, error_of(db, sql), compiles(db))
+
+
+def repaired(text: str) -> str:
+    return text.split("```sql\n", 1)[1].split("\n```", 1)[0]
+
+
+def test_a_column_under_the_wrong_alias_points_to_the_alias_that_has_it(db: Database) -> None:
+    text = hint(db, JOINED)
+    assert text is not None and text.startswith("Hint: T1 is Artist (columns: ArtistId, Name)")
+    assert "Title is a column of Album, which this query calls T2: write T2.Title" in text
+    fixed = repaired(text)
+    assert fixed == JOINED.replace("T1.Title", "T2.Title")
+    assert db.execute(fixed).rows  # the repair runs
+
+
+def test_a_misspelt_column_gets_the_closest_name_of_its_own_table(db: Database) -> None:
+    text = hint(db, "SELECT a.Titel FROM Album a WHERE a.Titel LIKE 'A%'")
+    assert text is not None and "did you mean a.Title?" in text
+    assert repaired(text) == "SELECT a.Title FROM Album a WHERE a.Title LIKE 'A%'"
+
+
+def test_a_column_of_a_table_the_query_does_not_read_comes_with_its_join(db: Database) -> None:
+    text = hint(db, "SELECT Name FROM Track WHERE Title = 'Facelift'")
+    assert text == "Hint: Title is a column of Album, which this query does not read; join it on Track.AlbumId = Album.AlbumId."
+
+
+def test_an_unknown_qualifier_lists_what_the_query_reads(db: Database) -> None:
+    text = hint(db, "SELECT X.Title FROM Album AS a")
+    assert text is not None and "this query has no table or alias X; it reads Album AS a" in text
+
+
+def test_a_table_read_only_in_a_subquery_is_named_as_out_of_scope(db: Database) -> None:
+    text = hint(db, "SELECT Name FROM Artist WHERE ArtistId IN (SELECT ArtistId FROM Album) AND Title = 'x'")
+    assert text is not None and "Title is a column of Album, which is not in the FROM of the query that uses it" in text
+    assert "```" not in text  # no substitution repairs a scope error
+
+
+def test_a_misused_aggregate_gets_the_group_by_having_hint(db: Database) -> None:
+    assert hint(db, "SELECT ArtistId FROM Album WHERE COUNT(*) > 2 GROUP BY ArtistId") == AGGREGATE_HINT
+
+
+def test_string_literals_and_function_calls_are_never_rewritten(db: Database) -> None:
+    sql = JOINED + " WHERE T1.Name <> 'T1.Title'"
+    assert repaired(hint(db, sql) or "").endswith("WHERE T1.Name <> 'T1.Title'")
+    assert query_sources(db.schema, "SELECT 1 FROM Album WHERE 1")["album"][1] == "Album"  # WHERE is no alias
+
+
+def test_errors_without_a_hint_stay_as_they_are(db: Database) -> None:
+    assert hint(db, "SELECT FROM Album") is None  # a syntax error
+    assert hint(db, "SELECT nothing_like_this FROM Album") is None
+
+
+def test_the_episode_adds_the_hint_only_when_asked(db: Database) -> None:
+    task = Task("q", "List album titles with their artists.", CHINOOK, gold_sql=JOINED)
+    step = json.dumps({"tool": "run_query", "args": {"sql": JOINED}})
+    plain = Episode(task, db).step(step)
+    assert "Hint:" not in plain
+    ep = Episode(task, db, EpisodeConfig(query_hints=True))
+    shown = ep.step(step)
+    assert "write T2.Title" in shown and "Corrected, it compiles" in shown
+    assert ep.prompt_version.endswith("+fix")
+    assert ep.rounds[0].calls[0].output.endswith("```")  # the record holds what the model saw
+    assert not PRESETS["sqale-2b"].episode.query_hints  # the seed's protocol, as trained
