@@ -109,3 +109,19 @@ def test_the_episode_adds_the_hint_only_when_asked(db: Database) -> None:
     assert ep.prompt_version.endswith("+fix")
     assert ep.rounds[0].calls[0].output.endswith("```")  # the record holds what the model saw
     assert not PRESETS["sqale-2b"].episode.query_hints  # the seed's protocol, as trained
+
+
+def test_a_display_sized_limit_the_question_does_not_ask_for_is_flagged(db: Database) -> None:
+    listing = Task("q", "List the names of all genres.", CHINOOK, gold_sql="SELECT Name FROM Genre")
+    step = json.dumps({"tool": "run_query", "args": {"sql": "SELECT Name FROM Genre ORDER BY Name LIMIT 5"}})
+    ep = Episode(listing, db, EpisodeConfig(query_hints=True, submit_hint=True))
+    shown = ep.step(step)
+    assert "so a LIMIT 5 would cut the answer: run the query without it" in shown
+    assert "submit that same query" not in shown  # not asked to submit what it must change
+    again = ep.step(json.dumps({"tool": "run_query", "args": {"sql": "SELECT Name FROM Genre ORDER BY Name"}}))
+    assert "LIMIT" not in again.split("\n\n")[0] and "submit that same query" in again
+    top = Task("q", "What are the 5 longest tracks?", CHINOOK)
+    asked = Episode(top, db, EpisodeConfig(query_hints=True)).step(step)
+    assert "Hint" not in asked  # the question asks for five
+    one = json.dumps({"tool": "run_query", "args": {"sql": "SELECT Name FROM Genre LIMIT 1"}})
+    assert "Hint" not in Episode(listing, db, EpisodeConfig(query_hints=True)).step(one)

@@ -52,7 +52,9 @@ class EpisodeConfig:
             aggregate, the error ends with a hint read from the failing query's own
             ``FROM`` clause: which table each alias is, where the column really is, how
             to join it, and the repaired query when one substitution fixes it
-            (:mod:`sqlscout.env.hints`).
+            (:mod:`sqlscout.env.hints`); a query that ran with a ``LIMIT`` of the rows
+            ``run_query`` shows anyway, which the question does not ask for, is told to
+            drop it.
         turn_time_limit_s: seconds the tool calls of one model turn may take in all; a call
             still pending when they are used up is not run (nor is one after the failed-query
             limit is reached) and says so. ``submit_sql`` always runs. None: no limit.

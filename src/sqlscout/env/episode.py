@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from sqlscout.env.chat import ChatFormat, ChatML, Message
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.grammar import ReplyGrammar, TurnKind, think_mode_after
-from sqlscout.env.hints import query_hint
+from sqlscout.env.hints import limit_hint, query_hint
 from sqlscout.env.parser import ToolCall, extract_final_sql, parse_turn
 from sqlscout.env.prompts import (
     LIMIT_REASONS,
@@ -53,7 +53,7 @@ from sqlscout.env.schema_text import schema_text
 from sqlscout.env.sandbox import Database
 from sqlscout.env.task import Task
 from sqlscout.env.tokens import ApproxTokenCounter, TokenCounter
-from sqlscout.env.tools import ToolOutcome, call_tool
+from sqlscout.env.tools import RUN_QUERY_ROWS, ToolOutcome, call_tool
 from sqlscout.env.trace import AnswerSource, CallRecord, EpisodeResult, RoundRecord, Segment, SegmentKind, StopReason
 from sqlscout.errors import QueryError
 
@@ -291,6 +291,7 @@ class Episode(EpisodeBase):
         self._final_reason: StopReason | None = None
         self._made: set[str] = set()  # keys of the calls made so far (end_on_repeat)
         self._repeated = False  # the last reply only repeated earlier calls
+        self._limit_hinted = False  # query_hints: this reply's query was told to drop its LIMIT
         if self.tokens_used + self.config.final_turn_reserve > self.config.token_budget:
             self._finish(None, AnswerSource.NONE, StopReason.BUDGET_EXHAUSTED)
 
@@ -343,6 +344,7 @@ class Episode(EpisodeBase):
             self._must_submit = bool(self.config.constrain and self.config.submit_tested and self._tested)
             return REPEATED_CALLS
         parts: list[str] = []
+        self._limit_hinted = False
         seen: dict[str, CallRecord] = {}
         several = len(parsed.calls) > 1  # a lone call needs no identity (it costs a json.dumps)
         defer = self.config.defer_mixed_submit and any(c.tool != "submit_sql" for c in parsed.calls)
@@ -360,7 +362,7 @@ class Episode(EpisodeBase):
                 parts.append(f"Result {len(record.calls)} of {_describe(call)}:\n{skipped}")
                 continue
             outcome = DEFERRED_SUBMIT if defer and call.tool == "submit_sql" else self._call(call, turn_ends)
-            if self.config.query_hints and call.tool == "run_query" and not outcome.ok:
+            if self.config.query_hints and call.tool == "run_query":
                 outcome = self._with_hint(call, outcome)
             seen[key] = CallRecord(call.tool, call.args, outcome.ok, outcome.text, outcome.elapsed_s)
             record.calls.append(seen[key])
@@ -373,9 +375,16 @@ class Episode(EpisodeBase):
         return "\n\n".join(parts)
 
     def _with_hint(self, call: ToolCall, outcome: ToolOutcome) -> ToolOutcome:
-        """``query_hints``: the failed query's error with a repair hint, when there is one."""
+        """``query_hints``: a failed query's error with a repair hint, a query that ran with
+        a display-sized LIMIT the question does not ask for with a note; else as it was."""
         sql = call.args.get("sql")
-        hint = query_hint(self.db.schema, sql, outcome.text, self._compiles) if isinstance(sql, str) else None
+        if not isinstance(sql, str):
+            return outcome
+        if outcome.ok:
+            hint = limit_hint(sql, self.task.question, RUN_QUERY_ROWS)
+            self._limit_hinted |= hint is not None
+        else:
+            hint = query_hint(self.db.schema, sql, outcome.text, self._compiles)
         return outcome if hint is None else replace(outcome, text=f"{outcome.text}\n{hint}")
 
     def _only_repeats(self, calls: list[ToolCall]) -> bool:
@@ -435,6 +444,8 @@ class Episode(EpisodeBase):
                 hint = SUBMIT_AFTER_REPEAT + "\n"
             else:
                 ran = any(c.tool == "run_query" and c.ok for c in record.calls)
+                # A query just told to drop its LIMIT is not to be submitted as it is.
+                ran = ran and not self._limit_hinted
                 hint = SUBMIT_HINT + "\n" if self.config.submit_hint and ran else ""
             message = results + "\n\n" + hint + budget_line(self.config.max_rounds - rounds_done)
         glue = self._glue(completion, message)

@@ -185,3 +185,30 @@ def _replace_reference(sql: str, written: str, replacement: str) -> str:
     pattern = re.compile(r"(?<![\w.$])" + re.escape(written) + r"(?![\w$])(?!\s*\()", re.IGNORECASE)
     pieces = re.split(r"('(?:[^']|'')*')", sql)  # odd pieces are string literals
     return "".join(p if i % 2 else pattern.sub(replacement, p) for i, p in enumerate(pieces))
+
+
+_TRAILING_LIMIT = re.compile(r"\bLIMIT\s+(\d+)\s*;?\s*$", re.IGNORECASE)
+_NUMBER_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve").split()
+
+
+def limit_hint(sql: str, question: str, shown_rows: int) -> str | None:
+    """A hint for a query that ran and ends with ``LIMIT n`` where ``n`` is the number of
+    rows ``run_query`` shows anyway and the question asks for no such number: a limit
+    added to look at the rows, which would cut the answer if submitted.
+
+    >>> limit_hint("SELECT name FROM ship ORDER BY name DESC LIMIT 5", "List the names.", 5) is not None
+    True
+    >>> limit_hint("SELECT name FROM ship LIMIT 5", "What are the top five ships?", 5) is None
+    True
+    """
+    match = _TRAILING_LIMIT.search(sql)
+    if match is None or int(match.group(1)) != shown_rows:
+        return None
+    n = shown_rows
+    words = re.findall(r"[a-z]+|\d+", question.lower())
+    if str(n) in words or (n < len(_NUMBER_WORDS) and _NUMBER_WORDS[n] in words):
+        return None
+    return (
+        f"Hint: results show the first {n} rows anyway; the question asks for no {n} rows, "
+        f"so a LIMIT {n} would cut the answer: run the query without it."
+    )
