@@ -78,15 +78,12 @@ def build_services(
     tools = ToolService(catalog, config)
     if model is None:
         return tools, None
-    from sqlscout.backends.base import SamplingParams
     from sqlscout.cli.ask import load_model
-    from sqlscout.env.config import EpisodeConfig
-    from sqlscout.models import PRESETS
+    from sqlscout.models import model_defaults
     from sqlscout.runner import RunnerConfig
 
-    preset = PRESETS.get(model)
-    episode, sampling = (preset.episode, preset.sampling) if preset else (EpisodeConfig(), SamplingParams())
     try:
+        episode, sampling = model_defaults(model)
         episode = replace(episode, max_rounds=max_rounds) if max_rounds else episode
         runner = RunnerConfig(episode=episode, sampling=sampling, seed=seed, max_batch=max_episodes, sandbox=sandbox)
     except SqlscoutError as exc:
