@@ -120,8 +120,24 @@ def test_a_display_sized_limit_the_question_does_not_ask_for_is_flagged(db: Data
     assert "submit that same query" not in shown  # not asked to submit what it must change
     again = ep.step(json.dumps({"tool": "run_query", "args": {"sql": "SELECT Name FROM Genre ORDER BY Name"}}))
     assert "LIMIT" not in again.split("\n\n")[0] and "submit that same query" in again
+    held = Episode(listing, db, EpisodeConfig(query_hints=True, constrain=True, submit_tested=True))
+    held.step(step)
+    grammar = held.request().constraint
+    assert grammar is not None and grammar.submittable == ()  # not submittable with the LIMIT it was told to drop
     top = Task("q", "What are the 5 longest tracks?", CHINOOK)
     asked = Episode(top, db, EpisodeConfig(query_hints=True)).step(step)
     assert "Hint" not in asked  # the question asks for five
     one = json.dumps({"tool": "run_query", "args": {"sql": "SELECT Name FROM Genre LIMIT 1"}})
     assert "Hint" not in Episode(listing, db, EpisodeConfig(query_hints=True)).step(one)
+
+
+def test_a_table_of_a_subquery_is_never_offered_to_the_outer_query(db: Database) -> None:
+    # From a trace: "T1.Weight" where only a subquery read the table holding Weight.
+    text = hint(db, "SELECT a.Name FROM Artist AS a WHERE a.Title IN (SELECT Title FROM Album)")
+    assert text is not None and text.startswith("Hint: a is Artist (columns: ArtistId, Name)")
+    assert "Title is a column of Album, which is not in the FROM of the query that uses it" in text
+    assert "write" not in text and "```" not in text
+    # Inside a subquery the outer query's tables are visible too; the nearest FROM comes first.
+    inner = hint(db, "SELECT Name FROM Artist AS a WHERE ArtistId IN (SELECT x.ArtistId FROM Album AS b)")
+    assert inner is not None and "no table or alias x; it reads Album AS b, Artist AS a" in inner
+    assert repaired(inner) == "SELECT Name FROM Artist AS a WHERE ArtistId IN (SELECT b.ArtistId FROM Album AS b)"

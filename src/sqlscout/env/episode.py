@@ -292,6 +292,7 @@ class Episode(EpisodeBase):
         self._made: set[str] = set()  # keys of the calls made so far (end_on_repeat)
         self._repeated = False  # the last reply only repeated earlier calls
         self._limit_hinted = False  # query_hints: this reply's query was told to drop its LIMIT
+        self._cut: set[str] = set()  # queries told to drop their LIMIT: never submittable
         if self.tokens_used + self.config.final_turn_reserve > self.config.token_budget:
             self._finish(None, AnswerSource.NONE, StopReason.BUDGET_EXHAUSTED)
 
@@ -382,7 +383,9 @@ class Episode(EpisodeBase):
             return outcome
         if outcome.ok:
             hint = limit_hint(sql, self.task.question, RUN_QUERY_ROWS)
-            self._limit_hinted |= hint is not None
+            if hint is not None:
+                self._limit_hinted = True
+                self._cut.add(sql)
         else:
             hint = query_hint(self.db.schema, sql, outcome.text, self._compiles)
         return outcome if hint is None else replace(outcome, text=f"{outcome.text}\n{hint}")
@@ -420,7 +423,7 @@ class Episode(EpisodeBase):
             self.failed_streak = 0
             self.last_good_sql = outcome.sql
             sql = call.args.get("sql")
-            if isinstance(sql, str):
+            if isinstance(sql, str) and sql not in self._cut:
                 if sql in self._tested:
                     self._tested.remove(sql)
                 self._tested.append(sql)

@@ -51,20 +51,50 @@ def _bare(name: str) -> str:
     return name.strip('"`[]')
 
 
-def query_sources(schema: Schema, sql: str) -> dict[str, tuple[Table, str]]:
+def query_sources(schema: Schema, sql: str, at: int | None = None) -> dict[str, tuple[Table, str]]:
     """The tables ``sql`` reads, keyed by the lower-cased name it refers to them by (the
-    alias, and the table's own name), with that name as written."""
+    alias, and the table's own name), with that name as written. With ``at``, only those
+    a name at that offset can see: the FROM of its own (sub)query and of the queries
+    around it, not of a subquery beside or inside it."""
     tables = {t.name.lower(): t for t in schema.tables}
-    sources: dict[str, tuple[Table, str]] = {}
+    spans = _paren_spans(sql)
+    seen_from = None if at is None else [sp for sp in spans if sp[0] < at < sp[1]]
+    found: list[tuple[int, Table, str | None]] = []  # (nesting depth, table, alias)
     for match in _SOURCE.finditer(sql):
         table = tables.get(_bare(match.group("table")).lower())
         if table is None:
             continue
-        sources.setdefault(table.name.lower(), (table, table.name))
+        inner = [sp for sp in spans if sp[0] < match.start() < sp[1]]
+        if seen_from is not None and inner and max(inner) not in seen_from:
+            continue  # its innermost parenthesis does not hold `at`
         alias = match.group("alias")
-        if alias and _bare(alias).lower() not in _NOT_ALIAS:
-            sources[_bare(alias).lower()] = (table, _bare(alias))
+        found.append((len(inner), table, _bare(alias) if alias and _bare(alias).lower() not in _NOT_ALIAS else None))
+    if seen_from is not None:
+        found.sort(key=lambda f: -f[0])  # the nearest FROM first: it is the one a name resolves in
+    sources: dict[str, tuple[Table, str]] = {}
+    for _, table, alias in found:
+        sources.setdefault(table.name.lower(), (table, table.name))
+        if alias:
+            sources.setdefault(alias.lower(), (table, alias))
     return sources
+
+
+def _paren_spans(sql: str) -> list[tuple[int, int]]:
+    """(open, close) offsets of every parenthesis pair outside string literals and quoted
+    names; an unclosed one reaches the end."""
+    spans: list[tuple[int, int]] = []
+    stack: list[int] = []
+    quote = ""
+    for i, ch in enumerate(sql):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"`":
+            quote = ch
+        elif ch == "(":
+            stack.append(i)
+        elif ch == ")" and stack:
+            spans.append((stack.pop(), i))
+    return spans + [(i, len(sql)) for i in stack]
 
 
 def _columns(table: Table) -> str:
@@ -103,59 +133,56 @@ def query_hint(
     written = match.group(1)
     qualifier, _, column = written.rpartition(".")
     column = _bare(column)
-    sources = query_sources(schema, sql)
+    where = _reference(sql, written)
+    everywhere = query_sources(schema, sql)
+    sources = query_sources(schema, sql, where) if where is not None else everywhere
     used = list(dict.fromkeys(t for t, _ in sources.values()))  # each table once, in query order
-    elsewhere = [t for t in schema.tables if t not in used and _holder(t, column)]
+    in_query = list(dict.fromkeys(t for t, _ in everywhere.values()))
+    out_of_scope = [t for t in in_query if t not in used and _holder(t, column)]
+    elsewhere = [t for t in schema.tables if t not in in_query and _holder(t, column)]
     fix: tuple[str, str] | None = None  # (what was written, what to write)
-    exact: list[Table] = []
     parts: list[str] = []
-    if qualifier:
-        ref = sources.get(_bare(qualifier).lower(), (None, ""))[0]
-        holders = [t for t in used if _holder(t, column)]
-        if ref is None:
-            names = ", ".join(
-                f"{t.name} AS {_names_for(sources, t)}" if _names_for(sources, t) != t.name else t.name for t in used
-            )
-            parts.append(f"this query has no table or alias {_bare(qualifier)}" + (f"; it reads {names}" if names else ""))
-        else:
-            parts.append(f"{_bare(qualifier)} is {ref.name} (columns: {_columns(ref)})")
-        if holders:
-            holder = holders[0]
-            name = _names_for(sources, holder)
-            real = _holder(holder, column)
-            parts.append(f"{column} is a column of {holder.name}, which this query calls {name}: write {name}.{real}")
-            fix = (written, f"{name}.{real}")
-        elif ref is not None:
-            close = difflib.get_close_matches(column.lower(), [c.name.lower() for c in ref.columns], n=1, cutoff=0.6)
-            if close:
-                real = _holder(ref, close[0])
-                parts.append(f"did you mean {_bare(qualifier)}.{real}?")
-                fix = (written, f"{_bare(qualifier)}.{real}")
-    else:
-        close_in_query = [
-            (t, real)
-            for t in used
-            for real in difflib.get_close_matches(column.lower(), [c.name.lower() for c in t.columns], n=1, cutoff=0.75)
-        ]
-        exact = [t for t in used if _holder(t, column)]
-        if exact:
-            # The table is in the query, but not where the column is used (another
-            # subquery's FROM): SQLite resolves a name only against its own query's tables.
-            parts.append(
-                f"{_holder(exact[0], column)} is a column of {exact[0].name}, which is not in the FROM "
-                "of the query that uses it (a subquery's tables are visible only inside that subquery)"
-            )
-        elif close_in_query:
-            table, real_lower = close_in_query[0]
-            real = _holder(table, real_lower)
-            name = _names_for(sources, table)
-            parts.append(f"did you mean {name}.{real}?")
-            fix = (written, f"{name}.{real}")
-    if not fix and elsewhere and not (not qualifier and exact):
+    ref = sources.get(_bare(qualifier).lower(), (None, ""))[0] if qualifier else None
+    if qualifier and ref is None:
+        names = ", ".join(
+            f"{t.name} AS {_names_for(sources, t)}" if _names_for(sources, t) != t.name else t.name for t in used
+        )
+        where_text = "this query" if where is None or len(used) == len(in_query) else "the query that uses it"
+        parts.append(f"{where_text} has no table or alias {_bare(qualifier)}" + (f"; it reads {names}" if names else ""))
+    elif ref is not None:
+        parts.append(f"{_bare(qualifier)} is {ref.name} (columns: {_columns(ref)})")
+    holders = [t for t in used if _holder(t, column)]
+    close = [
+        (t, real)
+        for t in ([ref] if ref is not None else used)
+        for real in difflib.get_close_matches(
+            column.lower(), [c.name.lower() for c in t.columns], n=1, cutoff=0.6 if ref is not None else 0.75
+        )
+    ]
+    if holders:
+        holder = holders[0]
+        name, real = _names_for(sources, holder), _holder(holder, column)
+        parts.append(f"{column} is a column of {holder.name}, which this query calls {name}: write {name}.{real}")
+        fix = (written, f"{name}.{real}")
+    elif out_of_scope:
+        # SQLite resolves a name only against the FROM of its own query and those around it.
+        parts.append(
+            f"{_holder(out_of_scope[0], column)} is a column of {out_of_scope[0].name}, which is not in the "
+            "FROM of the query that uses it (a subquery's tables are visible only inside that subquery)"
+        )
+    elif close:
+        table, real_lower = close[0]
+        name = _bare(qualifier) if ref is not None else _names_for(sources, table)
+        real = _holder(table, real_lower)
+        parts.append(f"did you mean {name}.{real}?")
+        fix = (written, f"{name}.{real}")
+    if not fix and not out_of_scope and elsewhere:
         target = elsewhere[0]
-        real = _holder(target, column)
-        join = _join_hint(schema, used, target)
-        parts.append(f"{real} is a column of {target.name}, which this query does not read" + (f"; {join}" if join else ""))
+        join = _join_hint(schema, used or in_query, target)
+        parts.append(
+            f"{_holder(target, column)} is a column of {target.name}, which this query does not read"
+            + (f"; {join}" if join else "")
+        )
     if not parts:
         return None
     text = "Hint: " + "; ".join(parts)
@@ -165,6 +192,22 @@ def query_hint(
         if repaired != sql and compiles(repaired):
             text += f" Corrected, it compiles:\n```sql\n{repaired}\n```"
     return text
+
+
+def _reference(sql: str, written: str) -> int | None:
+    """The offset of the first use of the column reference ``written`` outside string
+    literals, or None."""
+    match = _reference_pattern(written).search(_blank_literals(sql))
+    return match.start() if match else None
+
+
+def _reference_pattern(written: str) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w.$])" + re.escape(written) + r"(?![\w$])(?!\s*\()", re.IGNORECASE)
+
+
+def _blank_literals(sql: str) -> str:
+    """``sql`` with the insides of its string literals blanked, offsets kept."""
+    return re.sub(r"'(?:[^']|'')*'", lambda m: "'" + " " * (len(m.group()) - 2) + "'", sql)
 
 
 def _join_hint(schema: Schema, used: list[Table], target: Table) -> str | None:
@@ -182,7 +225,7 @@ def _join_hint(schema: Schema, used: list[Table], target: Table) -> str | None:
 def _replace_reference(sql: str, written: str, replacement: str) -> str:
     """``sql`` with each whole-word occurrence of the column reference ``written`` replaced
     (outside string literals)."""
-    pattern = re.compile(r"(?<![\w.$])" + re.escape(written) + r"(?![\w$])(?!\s*\()", re.IGNORECASE)
+    pattern = _reference_pattern(written)
     pieces = re.split(r"('(?:[^']|'')*')", sql)  # odd pieces are string literals
     return "".join(p if i % 2 else pattern.sub(replacement, p) for i, p in enumerate(pieces))
 
