@@ -6,6 +6,7 @@ Spider's car_1."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -141,3 +142,29 @@ def test_a_table_of_a_subquery_is_never_offered_to_the_outer_query(db: Database)
     inner = hint(db, "SELECT Name FROM Artist AS a WHERE ArtistId IN (SELECT x.ArtistId FROM Album AS b)")
     assert inner is not None and "no table or alias x; it reads Album AS b, Artist AS a" in inner
     assert repaired(inner) == "SELECT Name FROM Artist AS a WHERE ArtistId IN (SELECT b.ArtistId FROM Album AS b)"
+
+
+def test_a_repeated_failed_query_is_sent_once_to_look_at_the_tables(db: Database) -> None:
+    task = Task("q", "List album titles with their artists.", CHINOOK, gold_sql=JOINED)
+    config = EpisodeConfig(query_hints=True, end_on_repeat=True, constrain=True, guided_start=True, submit_tested=True)
+    ep = Episode(task, db, config)
+    failing = json.dumps({"tool": "run_query", "args": {"sql": JOINED}})
+    ep.step(failing)
+    redirected = ep.step(failing)  # copied word for word
+    assert redirected.startswith("Not run: this failed before") and not ep.in_final_turn
+    grammar = ep.request().constraint
+    assert grammar is not None and set(grammar.tools or ()) == {"describe_table", "join_path", "foreign_keys", "distinct_values", "sample_rows"}
+    ep.step(json.dumps({"tool": "describe_table", "args": {"table_name": "Album"}}))
+    assert ep.request().constraint.tools is None  # free again  # type: ignore[union-attr]
+    ep.step(failing)  # a second copy ends the exploration, as end_on_repeat does
+    assert ep.in_final_turn
+    # Without query_hints, or once a query ran, the first copy ends it as before.
+    plain = Episode(task, db, replace(config, query_hints=False))
+    plain.step(failing)
+    plain.step(failing)
+    assert plain.in_final_turn
+    tested = Episode(task, db, config)
+    tested.step(json.dumps({"tool": "run_query", "args": {"sql": "SELECT Title FROM Album"}}))
+    tested.step(failing)
+    tested.step(failing)
+    assert tested.request().constraint.tools == ("submit_sql",)  # type: ignore[union-attr]

@@ -54,7 +54,9 @@ class EpisodeConfig:
             to join it, and the repaired query when one substitution fixes it
             (:mod:`sqlscout.env.hints`); a query that ran with a ``LIMIT`` of the rows
             ``run_query`` shows anyway, which the question does not ask for, is told to
-            drop it.
+            drop it; with ``end_on_repeat``, a reply repeating only failed calls while
+            nothing has run is sent once to look at the tables (the next reply may only
+            call the looking tools) instead of ending the exploration.
         turn_time_limit_s: seconds the tool calls of one model turn may take in all; a call
             still pending when they are used up is not run (nor is one after the failed-query
             limit is reached) and says so. ``submit_sql`` always runs. None: no limit.

@@ -39,8 +39,10 @@ from sqlscout.env.hints import limit_hint, query_hint
 from sqlscout.env.parser import ToolCall, extract_final_sql, parse_turn
 from sqlscout.env.prompts import (
     LIMIT_REASONS,
+    LOOKING_TOOLS,
     PROMPT_VERSION,
     REPEATED_CALLS,
+    REPEATED_FAILURE,
     SUBMIT_AFTER_REPEAT,
     SUBMIT_HINT,
     SchemaMode,
@@ -121,6 +123,7 @@ class EpisodeBase:
         self.last_good_sql: str | None = None
         self._tested: list[str] = []  # queries that ran without error, as written (submit_tested)
         self._must_submit = False  # after a loop, the next reply may only submit a tested query
+        self._look_first = False  # after a failed query was repeated, the next reply may only look
         self._started = time.perf_counter()
         self._result: EpisodeResult | None = None
 
@@ -157,6 +160,8 @@ class EpisodeBase:
         tools, max_calls, tables = self._guide() if self.config.guided_start else (None, 4, None)
         if self._must_submit:
             tools, max_calls = ("submit_sql",), 1
+        elif self._look_first:
+            tools, max_calls = LOOKING_TOOLS, 2
         return ReplyGrammar(
             TurnKind.CALLS,
             think,
@@ -293,6 +298,8 @@ class Episode(EpisodeBase):
         self._repeated = False  # the last reply only repeated earlier calls
         self._limit_hinted = False  # query_hints: this reply's query was told to drop its LIMIT
         self._cut: set[str] = set()  # queries told to drop their LIMIT: never submittable
+        self._failed: set[str] = set()  # keys of the calls that failed (query_hints)
+        self._redirected = False  # query_hints: a repeat of failed calls was sent to look, once
         if self.tokens_used + self.config.final_turn_reserve > self.config.token_budget:
             self._finish(None, AnswerSource.NONE, StopReason.BUDGET_EXHAUSTED)
 
@@ -339,7 +346,11 @@ class Episode(EpisodeBase):
                 self._finish(direct, AnswerSource.DIRECT, StopReason.ANSWERED)
                 return None
             return NO_CALL_MESSAGE
+        look_first, self._look_first = self._look_first, False
         if self.config.end_on_repeat and self._only_repeats(parsed.calls):
+            if self._redirects(parsed.calls) and not look_first:
+                self._redirected = self._look_first = True
+                return REPEATED_FAILURE
             self._repeated = True
             # Held to its tested queries, a looping model is asked to choose one of them.
             self._must_submit = bool(self.config.constrain and self.config.submit_tested and self._tested)
@@ -366,6 +377,8 @@ class Episode(EpisodeBase):
             if self.config.query_hints and call.tool == "run_query":
                 outcome = self._with_hint(call, outcome)
             seen[key] = CallRecord(call.tool, call.args, outcome.ok, outcome.text, outcome.elapsed_s)
+            if not outcome.ok:
+                self._failed.add(call.key())
             record.calls.append(seen[key])
             self._track_query(call, outcome)
             if outcome.ends_episode:
@@ -389,6 +402,17 @@ class Episode(EpisodeBase):
         else:
             hint = query_hint(self.db.schema, sql, outcome.text, self._compiles)
         return outcome if hint is None else replace(outcome, text=f"{outcome.text}\n{hint}")
+
+    def _redirects(self, calls: list[ToolCall]) -> bool:
+        """``query_hints``: a reply repeating only calls that failed, with nothing tested to
+        submit, is sent once to look at the tables instead of ending the exploration (the
+        0.5B model copies its failed reply word for word, hint or not)."""
+        return (
+            self.config.query_hints
+            and not self._redirected
+            and not self._tested
+            and all(c.key() in self._failed for c in calls)
+        )
 
     def _only_repeats(self, calls: list[ToolCall]) -> bool:
         """Whether every one of ``calls`` was made in an earlier reply (a submission never is)."""

@@ -201,6 +201,14 @@ LIMIT_REASONS = {
 # With ``end_on_repeat``: the result of a reply that only repeated earlier calls.
 REPEATED_CALLS = "Not run: you made these calls before; their results are in the messages above."
 
+# With ``end_on_repeat`` and ``query_hints``: a reply repeating only calls that failed,
+# with nothing tested yet, once; under ``constrain`` the next reply may only call these.
+REPEATED_FAILURE = (
+    "Not run: this failed before, with the error above. Before writing a query again, look at "
+    "the tables it needs with describe_table or join_path."
+)
+LOOKING_TOOLS = ("describe_table", "join_path", "foreign_keys", "distinct_values", "sample_rows")
+
 # With ``end_on_repeat`` and ``submit_tested``: after a loop, the only move left.
 SUBMIT_AFTER_REPEAT = "You are repeating calls: now submit one of the queries that ran, with submit_sql."
 
