@@ -168,3 +168,26 @@ def test_a_repeated_failed_query_is_sent_once_to_look_at_the_tables(db: Database
     tested.step(failing)
     tested.step(failing)
     assert tested.request().constraint.tools == ("submit_sql",)  # type: ignore[union-attr]
+
+
+def test_draft_first_runs_the_first_reply_as_single_shot_would_write_it(db: Database) -> None:
+    from sqlscout.env.grammar import TurnKind
+    from sqlscout.env.prompts import SchemaMode
+
+    task = Task("q", "How many genres are there?", CHINOOK, gold_sql="SELECT COUNT(*) FROM Genre")
+    config = EpisodeConfig(schema=SchemaMode.FULL, constrain=True, guided_start=True, submit_tested=True, draft_first=True)
+    ep = Episode(task, db, config)
+    assert ep.prompt_version.endswith("+draft") and "Your first reply is only your query" in ep.messages[0]["content"]
+    first = ep.request().constraint
+    assert first is not None and first.kind is TurnKind.FINAL_SQL  # a ```sql block, as single-shot
+    shown = ep.step("```sql\nSELECT COUNT(*) FROM Genre\n```")
+    assert shown.startswith("Result 1 of run_query(sql='SELECT COUNT(*) FROM Genre')") and "25" in shown
+    assert ep.rounds[0].calls[0].tool == "run_query" and ep.rounds[0].calls[0].ok
+    then = ep.request().constraint
+    assert then is not None and then.kind is TurnKind.CALLS and then.submittable == ("SELECT COUNT(*) FROM Genre",)
+    ep.step(json.dumps({"tool": "submit_sql", "args": {"sql": "SELECT COUNT(*) FROM Genre"}}))
+    assert ep.result().final_sql == "SELECT COUNT(*) FROM Genre"
+    # With the schema withheld there is nothing to draft from: the option does nothing.
+    withheld = Episode(task, db, EpisodeConfig(constrain=True, draft_first=True))
+    assert withheld.request().constraint.kind is TurnKind.CALLS  # type: ignore[union-attr]
+    assert "+draft" not in withheld.prompt_version

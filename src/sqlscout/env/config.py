@@ -57,6 +57,10 @@ class EpisodeConfig:
             drop it; with ``end_on_repeat``, a reply repeating only failed calls while
             nothing has run is sent once to look at the tables (the next reply may only
             call the looking tools) instead of ending the exploration.
+        draft_first: with the schema shown, the first reply is the query itself in a
+            ```sql block, as single-shot writes it (under ``constrain``, the final-turn
+            grammar); it runs as a ``run_query`` call and the episode goes on with the
+            tools: single-shot's first attempt, with execution feedback after it.
         turn_time_limit_s: seconds the tool calls of one model turn may take in all; a call
             still pending when they are used up is not run (nor is one after the failed-query
             limit is reached) and says so. ``submit_sql`` always runs. None: no limit.
@@ -78,6 +82,7 @@ class EpisodeConfig:
     submit_tested: bool = False
     reasoning_lines: int = 3
     query_hints: bool = False
+    draft_first: bool = False
     turn_time_limit_s: float | None = 20.0
 
     def __post_init__(self) -> None:

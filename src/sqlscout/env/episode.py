@@ -36,7 +36,7 @@ from sqlscout.env.chat import ChatFormat, ChatML, Message
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.grammar import ReplyGrammar, TurnKind, think_mode_after
 from sqlscout.env.hints import limit_hint, query_hint
-from sqlscout.env.parser import ToolCall, extract_final_sql, parse_turn
+from sqlscout.env.parser import ParsedTurn, ToolCall, extract_final_sql, parse_turn
 from sqlscout.env.prompts import (
     LIMIT_REASONS,
     LOOKING_TOOLS,
@@ -124,6 +124,8 @@ class EpisodeBase:
         self._tested: list[str] = []  # queries that ran without error, as written (submit_tested)
         self._must_submit = False  # after a loop, the next reply may only submit a tested query
         self._look_first = False  # after a failed query was repeated, the next reply may only look
+        # draft_first: the first reply is the query in a ```sql block (the schema is shown)
+        self._drafts = config.draft_first and config.schema is SchemaMode.FULL
         self._started = time.perf_counter()
         self._result: EpisodeResult | None = None
 
@@ -155,7 +157,7 @@ class EpisodeBase:
         if not self.config.constrain:
             return None
         think = think_mode_after(getattr(self.chat, "assistant_prefix", ""))
-        if final:
+        if final or (self._drafts and not self.rounds):
             return ReplyGrammar(TurnKind.FINAL_SQL, think)
         tools, max_calls, tables = self._guide() if self.config.guided_start else (None, 4, None)
         if self._must_submit:
@@ -283,6 +285,7 @@ class Episode(EpisodeBase):
             schema_sql=schema_sql,
             max_rounds=config.max_rounds,
             worked_example=config.worked_example,
+            draft_first=config.draft_first,
         )
         version = prompt_version(
             worked_example=config.worked_example,
@@ -290,6 +293,7 @@ class Episode(EpisodeBase):
             end_on_repeat=config.end_on_repeat,
             submit_hint=config.submit_hint,
             query_hints=config.query_hints,
+            draft_first=config.draft_first and full,
         )
         super().__init__(task, db, config, messages, chat=chat, counter=counter, version=version)
         self.failed_streak = 0
@@ -337,6 +341,10 @@ class Episode(EpisodeBase):
     def _explore(self, text: str, record: RoundRecord) -> str | None:
         """Run the calls of an exploration turn; the results text, or None if it ended."""
         parsed = parse_turn(text)
+        if self._drafts and record.index == 1 and not parsed.calls:
+            draft = extract_final_sql(text)
+            if draft is not None:  # draft_first: the query, written as single-shot would, is run
+                parsed = ParsedTurn(calls=[ToolCall("run_query", {"sql": draft})])
         record.parse_errors = list(parsed.errors)
         if not parsed.calls and not parsed.errors:
             direct = extract_final_sql(text)

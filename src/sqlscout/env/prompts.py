@@ -86,6 +86,12 @@ Reply 5:
 
 _WITHHELD_INTRO = "You do not see the schema: explore the database with the tools below."
 _FULL_INTRO = "The schema is given with the question, so you may skip steps 1 and 2; use the tools to check values and test queries."
+# With ``draft_first``: the first reply is the query, as single-shot writes it.
+_DRAFT_INTRO = (
+    "The schema is given with the question. Your first reply is only your query, in a ```sql code "
+    "block: it is run, and you see its result. Then submit it with submit_sql if it answers the "
+    "question exactly, or use the tools to check values and fix it."
+)
 
 _FINAL = """\
 {reason} Reply now with the final SQL query only, no tool calls.
@@ -113,6 +119,7 @@ def initial_messages(
     schema_sql: str | None = None,
     max_rounds: int = 6,
     worked_example: bool = False,
+    draft_first: bool = False,
 ) -> list[Message]:
     """System and user messages that open an agent episode.
 
@@ -120,17 +127,17 @@ def initial_messages(
     withheld; ``worked_example`` adds one short example episode to the system prompt.
     """
     return [
-        {"role": "system", "content": _system_prompt(bool(schema_sql), max_rounds, worked_example)},
+        {"role": "system", "content": _system_prompt(bool(schema_sql), max_rounds, worked_example, draft_first and bool(schema_sql))},
         {"role": "user", "content": _question_block(question, evidence, schema_sql)},
     ]
 
 
 @lru_cache(maxsize=64)
-def _system_prompt(full_schema: bool, max_rounds: int, worked_example: bool = False) -> str:
+def _system_prompt(full_schema: bool, max_rounds: int, worked_example: bool = False, draft_first: bool = False) -> str:
     # The same text for every episode of a run; built once.
     tool_lines = "\n".join(f"- {t.signature()}: {t.description}" for t in TOOLS.values())
     text = _SYSTEM.format(
-        schema_intro=_FULL_INTRO if full_schema else _WITHHELD_INTRO,
+        schema_intro=(_DRAFT_INTRO if draft_first else _FULL_INTRO) if full_schema else _WITHHELD_INTRO,
         tool_lines=tool_lines,
         max_rounds=max_rounds,
     )
@@ -144,6 +151,7 @@ def prompt_version(
     end_on_repeat: bool = False,
     submit_hint: bool = False,
     query_hints: bool = False,
+    draft_first: bool = False,
 ) -> str:
     """The version recorded with a result: :data:`PROMPT_VERSION`, plus a suffix for each
     prompt option in use, so that the seed's protocol keeps its own version unchanged.
@@ -157,7 +165,7 @@ def prompt_version(
     """
     suffix = ("+example" if worked_example else "") + (f"+values{example_values}" if example_values else "")
     suffix += ("+repeat" if end_on_repeat else "") + ("+hint" if submit_hint else "")
-    suffix += "+fix" if query_hints else ""
+    suffix += ("+fix" if query_hints else "") + ("+draft" if draft_first else "")
     return PROMPT_VERSION + suffix
 
 
