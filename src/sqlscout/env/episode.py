@@ -300,7 +300,6 @@ class Episode(EpisodeBase):
         self._final_reason: StopReason | None = None
         self._made: set[str] = set()  # keys of the calls made so far (end_on_repeat)
         self._repeated = False  # the last reply only repeated earlier calls
-        self._limit_hinted = False  # query_hints: this reply's query was told to drop its LIMIT
         self._cut: set[str] = set()  # queries told to drop their LIMIT: never submittable
         self._failed: set[str] = set()  # keys of the calls that failed (query_hints)
         self._redirected = False  # query_hints: a repeat of failed calls was sent to look, once
@@ -364,7 +363,6 @@ class Episode(EpisodeBase):
             self._must_submit = bool(self.config.constrain and self.config.submit_tested and self._tested)
             return REPEATED_CALLS
         parts: list[str] = []
-        self._limit_hinted = False
         seen: dict[str, CallRecord] = {}
         several = len(parsed.calls) > 1  # a lone call needs no identity (it costs a json.dumps)
         defer = self.config.defer_mixed_submit and any(c.tool != "submit_sql" for c in parsed.calls)
@@ -405,7 +403,6 @@ class Episode(EpisodeBase):
         if outcome.ok:
             hint = limit_hint(sql, self.task.question, RUN_QUERY_ROWS)
             if hint is not None:
-                self._limit_hinted = True
                 self._cut.add(sql)
         else:
             hint = query_hint(self.db.schema, sql, outcome.text, self._compiles)
@@ -478,10 +475,10 @@ class Episode(EpisodeBase):
             if self._must_submit:
                 hint = SUBMIT_AFTER_REPEAT + "\n"
             else:
-                ran = any(c.tool == "run_query" and c.ok for c in record.calls)
+                ran = [c.args.get("sql") for c in record.calls if c.tool == "run_query" and c.ok]
                 # A query just told to drop its LIMIT is not to be submitted as it is.
-                ran = ran and not self._limit_hinted
-                hint = SUBMIT_HINT + "\n" if self.config.submit_hint and ran else ""
+                ran_unflagged = bool(ran) and not any(sql in self._cut for sql in ran if isinstance(sql, str))
+                hint = SUBMIT_HINT + "\n" if self.config.submit_hint and ran_unflagged else ""
             message = results + "\n\n" + hint + budget_line(self.config.max_rounds - rounds_done)
         glue = self._glue(completion, message)
         n = self.counter.count(glue)  # counted once: with a real tokenizer this is the costly part

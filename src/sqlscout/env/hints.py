@@ -27,9 +27,11 @@ from typing import Callable
 
 from sqlscout.env.schema import Schema, Table
 
-_NO_SUCH_COLUMN = re.compile(r"no such column: ((?:\"[^\"]+\"|`[^`]+`|\[[^\]]+\]|[^\s.]+)(?:\.(?:\"[^\"]+\"|`[^`]+`|\[[^\]]+\]|[^\s.]+))?)")
+_QUOTED = r"\"[^\"]+\"|`[^`]+`|\[[^\]]+\]"  # a quoted name, in any of SQLite's three quotes
+_IDENT = rf"(?:{_QUOTED}|[A-Za-z_][\w$]*)"
+_NAME_PART = rf"(?:{_QUOTED}|[^\s.]+)"  # one part of a name in an error message
+_NO_SUCH_COLUMN = re.compile(rf"no such column: ({_NAME_PART}(?:\.{_NAME_PART})?)")
 _AGGREGATE = re.compile(r"misuse of (?:aggregate|window function)")
-_IDENT = r"(?:\"[^\"]+\"|`[^`]+`|\[[^\]]+\]|[A-Za-z_][\w$]*)"
 # A table named after FROM, JOIN or a comma, with its alias when it has one.
 _SOURCE = re.compile(
     rf"(?:\bFROM|\bJOIN|,)\s+(?P<table>{_IDENT})(?:\s+(?:AS\s+)?(?P<alias>{_IDENT}))?", re.IGNORECASE
@@ -219,15 +221,17 @@ def _join_hint(schema: Schema, used: list[Table], target: Table) -> str | None:
             best = path
     if not best:
         return None
-    return "join it on " + " AND ".join(f"{fk.from_table}.{fk.from_column} = {fk.to_table}.{fk.to_column}" for fk in best)
+    return "join it on " + " AND ".join(fk.plain_condition() for fk in best)
 
 
 def _replace_reference(sql: str, written: str, replacement: str) -> str:
     """``sql`` with each whole-word occurrence of the column reference ``written`` replaced
     (outside string literals)."""
-    pattern = _reference_pattern(written)
-    pieces = re.split(r"('(?:[^']|'')*')", sql)  # odd pieces are string literals
-    return "".join(p if i % 2 else pattern.sub(replacement, p) for i, p in enumerate(pieces))
+    out, end = [], 0
+    for match in _reference_pattern(written).finditer(_blank_literals(sql)):
+        out += [sql[end : match.start()], replacement]
+        end = match.end()
+    return "".join(out) + sql[end:]
 
 
 _TRAILING_LIMIT = re.compile(r"\bLIMIT\s+(\d+)\s*;?\s*$", re.IGNORECASE)

@@ -52,6 +52,10 @@ class ForeignKey:
             f"{quote_identifier(self.to_table)}.{quote_identifier(self.to_column)}"
         )
 
+    def plain_condition(self) -> str:
+        """The join condition as a model reads it, names unquoted."""
+        return f"{self.from_table}.{self.from_column} = {self.to_table}.{self.to_column}"
+
     def __str__(self) -> str:
         return f"{self.from_table}.{self.from_column} -> {self.to_table}.{self.to_column}"
 

@@ -223,7 +223,7 @@ def join_path(db: Database, table_a: str, table_b: str) -> str:
     if not chain:
         return f"{a} and {b} are the same table."
     lines = [f"Shortest join path from {a} to {b} ({len(chain)} join{'s' if len(chain) > 1 else ''}):"]
-    lines += [f"  {fk.from_table}.{fk.from_column} = {fk.to_table}.{fk.to_column}" for fk in chain]
+    lines += [f"  {fk.plain_condition()}" for fk in chain]
     return "\n".join(lines)
 
 
