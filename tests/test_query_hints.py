@@ -10,10 +10,11 @@ from dataclasses import replace
 
 import pytest
 
-from conftest import CHINOOK
+from conftest import CHINOOK, spider_db
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.episode import Episode
 from sqlscout.env.hints import AGGREGATE_HINT, query_hint, query_sources
+from sqlscout.env.prompts import REPAIR_RUN
 from sqlscout.env.sandbox import Database
 from sqlscout.env.task import Task
 from sqlscout.errors import QueryError
@@ -70,7 +71,63 @@ def test_a_misspelt_column_gets_the_closest_name_of_its_own_table(db: Database) 
 
 def test_a_column_of_a_table_the_query_does_not_read_comes_with_its_join(db: Database) -> None:
     text = hint(db, "SELECT Name FROM Track WHERE Title = 'Facelift'")
-    assert text == "Hint: Title is a column of Album, which this query does not read; join it on Track.AlbumId = Album.AlbumId."
+    assert text is not None and text.startswith(
+        "Hint: Title is a column of Album, which this query does not read; join it on Track.AlbumId = Album.AlbumId."
+    )
+    fixed = repaired(text)  # the join made concrete
+    assert fixed == "SELECT Name FROM Track JOIN Album ON Track.AlbumId = Album.AlbumId WHERE Album.Title = 'Facelift'"
+    assert len(db.execute(fixed).rows) == 12
+    # A name the joined table shares is qualified with the table that had it; the join
+    # goes into the (sub)query that needs it, through every table of the path.
+    shared = hint(db, "SELECT Title, Milliseconds FROM Track WHERE AlbumId = 1")
+    assert shared is not None and repaired(shared) == (
+        "SELECT Album.Title, Milliseconds FROM Track JOIN Album ON Track.AlbumId = Album.AlbumId WHERE Track.AlbumId = 1"
+    )
+    nested = hint(db, "SELECT Name FROM Genre WHERE GenreId IN (SELECT GenreId FROM Track WHERE Title LIKE 'Let%')")
+    assert nested is not None and repaired(nested) == (
+        "SELECT Name FROM Genre WHERE GenreId IN (SELECT GenreId FROM Track JOIN Album ON "
+        "Track.AlbumId = Album.AlbumId WHERE Album.Title LIKE 'Let%')"
+    )
+    # A table named but not read is the one joined, through every table on the way.
+    two_steps = hint(db, "SELECT Title FROM Album WHERE Genre.Name = 'Rock'")
+    assert two_steps is not None and repaired(two_steps) == (
+        "SELECT Title FROM Album JOIN Track ON Track.AlbumId = Album.AlbumId JOIN Genre ON Track.GenreId = Genre.GenreId "
+        "WHERE Genre.Name = 'Rock'"
+    )
+    assert hint(db, "SELECT * FROM Track WHERE Title = 'Facelift'") is not None
+    assert "```" not in (hint(db, "SELECT * FROM Track WHERE Title = 'Facelift'") or "")  # a join would widen *
+
+
+def test_a_select_list_never_hides_the_from_clause(db: Database) -> None:
+    # From Spider traces: in "SELECT a, b FROM t" the comma's pattern took FROM for an
+    # alias, so the query seemed to read nothing and the hint lost its join.
+    assert set(query_sources(db.schema, "SELECT Name, Milliseconds FROM Track", 7)) == {"track"}
+    assert set(query_sources(db.schema, "SELECT Name, Track.Milliseconds FROM Track", 7)) == {"track"}
+
+
+def test_a_column_that_exists_elsewhere_beats_a_look_alike_here() -> None:
+    # From a trace (Spider's student_transcripts_tracking): department_name was "repaired"
+    # to department_id of the table read, where Departments has department_name itself.
+    sql = "SELECT department_name, department_id FROM Degree_Programs GROUP BY department_id ORDER BY COUNT(*) DESC LIMIT 1"
+    with Database(spider_db("student_transcripts_tracking")) as spider:
+        text = hint(spider, sql)
+        assert text is not None and "department_name is a column of Departments" in text
+        fixed = repaired(text)
+        assert fixed == (
+            "SELECT Departments.department_name, Degree_Programs.department_id FROM Degree_Programs JOIN Departments "
+            "ON Degree_Programs.department_id = Departments.department_id GROUP BY Degree_Programs.department_id "
+            "ORDER BY COUNT(*) DESC LIMIT 1"
+        )
+        assert spider.execute(fixed).rows
+
+
+def test_each_arm_of_a_compound_query_sees_only_its_own_tables(db: Database) -> None:
+    # From a trace: "write T1.first_name" offered a table of another EXCEPT arm.
+    text = hint(db, "SELECT T1.Name FROM Artist AS T1 UNION SELECT T2.Name FROM Album AS T2")
+    assert text is not None and text.startswith("Hint: T2 is Album (columns: AlbumId, Title, ArtistId)")
+    assert "T1" not in text and "```" not in text
+    assert set(query_sources(db.schema, "SELECT a FROM Artist UNION SELECT b FROM Album", 32)) == {"album"}
+    assert query_sources(db.schema, "SELECT a FROM (SELECT * FROM Artist UNION SELECT * FROM Album) AS x WHERE b", 75) == {}
 
 
 def test_an_unknown_qualifier_lists_what_the_query_reads(db: Database) -> None:
@@ -107,7 +164,7 @@ def test_the_episode_adds_the_hint_only_when_asked(db: Database) -> None:
     ep = Episode(task, db, EpisodeConfig(query_hints=True))
     shown = ep.step(step)
     assert "write T2.Title" in shown and "Corrected, it compiles" in shown
-    assert ep.prompt_version.endswith("+fix")
+    assert ep.prompt_version.endswith("+fix2")
     assert ep.rounds[0].calls[0].output.endswith("```")  # the record holds what the model saw
     assert not PRESETS["sqale-2b"].episode.query_hints  # the seed's protocol, as trained
 
@@ -148,7 +205,7 @@ def test_a_repeated_failed_query_is_sent_once_to_look_at_the_tables(db: Database
     task = Task("q", "List album titles with their artists.", CHINOOK, gold_sql=JOINED)
     config = EpisodeConfig(query_hints=True, end_on_repeat=True, constrain=True, guided_start=True, submit_tested=True)
     ep = Episode(task, db, config)
-    failing = json.dumps({"tool": "run_query", "args": {"sql": JOINED}})
+    failing = json.dumps({"tool": "run_query", "args": {"sql": "SELECT Nothing FROM Album"}})  # no repair
     ep.step(failing)
     redirected = ep.step(failing)  # copied word for word
     assert redirected.startswith("Not run: this failed before") and not ep.in_final_turn
@@ -191,3 +248,31 @@ def test_draft_first_runs_the_first_reply_as_single_shot_would_write_it(db: Data
     withheld = Episode(task, db, EpisodeConfig(constrain=True, draft_first=True))
     assert withheld.request().constraint.kind is TurnKind.CALLS  # type: ignore[union-attr]
     assert "+draft" not in withheld.prompt_version
+
+
+def test_a_failed_query_copied_word_for_word_runs_its_repair_instead(db: Database) -> None:
+    # From traces: both small models copied a failed query back even when its hint showed
+    # the corrected query; the copy now runs the correction, and can be submitted.
+    task = Task("q", "List album titles with their artists.", CHINOOK, gold_sql=JOINED)
+    config = EpisodeConfig(query_hints=True, end_on_repeat=True, constrain=True, guided_start=True, submit_tested=True)
+    ep = Episode(task, db, config)
+    failing = json.dumps({"tool": "run_query", "args": {"sql": JOINED}})
+    fixed = JOINED.replace("T1.Title", "T2.Title")
+    first = ep.step(failing)
+    assert "Corrected, it compiles" in first
+    again = ep.step(failing)
+    assert again.startswith(REPAIR_RUN + f"\nResult 1 of run_query(sql={fixed!r})") and "For Those About To Rock" in again
+    assert ep.rounds[1].calls[0].args == {"sql": fixed} and ep.rounds[1].calls[0].ok
+    assert ep.request().constraint.submittable == (fixed,)  # type: ignore[union-attr]
+    ep.step(json.dumps({"tool": "submit_sql", "args": {"sql": fixed}}))
+    assert ep.result().final_sql == fixed
+    # Beside other calls, only the copy is swapped and marked.
+    mixed = Episode(task, db, config)
+    mixed.step(failing)
+    shown = mixed.step(failing + "\n" + json.dumps({"tool": "describe_table", "args": {"table_name": "Album"}}))
+    assert shown.count(REPAIR_RUN) == 1 and shown.startswith(REPAIR_RUN)
+    # Without query_hints nothing is swapped.
+    plain = Episode(task, db, replace(config, query_hints=False))
+    plain.step(failing)
+    plain.step(failing)
+    assert plain.in_final_turn

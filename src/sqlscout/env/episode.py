@@ -35,13 +35,14 @@ from dataclasses import dataclass, replace
 from sqlscout.env.chat import ChatFormat, ChatML, Message
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.grammar import ReplyGrammar, TurnKind, think_mode_after
-from sqlscout.env.hints import limit_hint, query_hint
+from sqlscout.env.hints import limit_hint, repair_hint
 from sqlscout.env.parser import ParsedTurn, ToolCall, extract_final_sql, parse_turn
 from sqlscout.env.prompts import (
     LIMIT_REASONS,
     LOOKING_TOOLS,
     PROMPT_VERSION,
     REPEATED_CALLS,
+    REPAIR_RUN,
     REPEATED_FAILURE,
     SUBMIT_AFTER_REPEAT,
     SUBMIT_HINT,
@@ -302,6 +303,7 @@ class Episode(EpisodeBase):
         self._repeated = False  # the last reply only repeated earlier calls
         self._cut: set[str] = set()  # queries told to drop their LIMIT: never submittable
         self._failed: set[str] = set()  # keys of the calls that failed (query_hints)
+        self._repairs: dict[str, str] = {}  # failed query -> the repair its hint showed (query_hints)
         self._redirected = False  # query_hints: a repeat of failed calls was sent to look, once
         if self.tokens_used + self.config.final_turn_reserve > self.config.token_budget:
             self._finish(None, AnswerSource.NONE, StopReason.BUDGET_EXHAUSTED)
@@ -353,6 +355,7 @@ class Episode(EpisodeBase):
                 self._finish(direct, AnswerSource.DIRECT, StopReason.ANSWERED)
                 return None
             return NO_CALL_MESSAGE
+        swapped = self._swap_repaired(parsed.calls) if self.config.query_hints else set()
         look_first, self._look_first = self._look_first, False
         if self.config.end_on_repeat and self._only_repeats(parsed.calls):
             if self._redirects(parsed.calls) and not look_first:
@@ -390,9 +393,22 @@ class Episode(EpisodeBase):
             if outcome.ends_episode:
                 self._finish(outcome.sql, AnswerSource.SUBMIT_SQL, StopReason.SUBMITTED)
                 return None
-            parts.append(f"Result {len(record.calls)} of {_describe(call)}:\n{outcome.text}")
+            note = REPAIR_RUN + "\n" if key in swapped or (not several and swapped) else ""
+            parts.append(f"{note}Result {len(record.calls)} of {_describe(call)}:\n{outcome.text}")
         parts += [f"Error: {e}" for e in parsed.errors]
         return "\n\n".join(parts)
+
+    def _swap_repaired(self, calls: list[ToolCall]) -> set[str]:
+        """``query_hints``: each ``run_query`` that repeats a failed query whose hint showed a
+        repair that compiles is replaced by that repair (the small models copy their failed
+        reply word for word, corrected query or not); the keys of the replacements."""
+        swapped = set()
+        for i, call in enumerate(calls):
+            sql = call.args.get("sql")
+            if call.tool == "run_query" and isinstance(sql, str) and sql in self._repairs and call.key() in self._failed:
+                calls[i] = ToolCall("run_query", {"sql": self._repairs[sql]})
+                swapped.add(calls[i].key())
+        return swapped
 
     def _with_hint(self, call: ToolCall, outcome: ToolOutcome) -> ToolOutcome:
         """``query_hints``: a failed query's error with a repair hint, a query that ran with
@@ -405,7 +421,10 @@ class Episode(EpisodeBase):
             if hint is not None:
                 self._cut.add(sql)
         else:
-            hint = query_hint(self.db.schema, sql, outcome.text, self._compiles)
+            found = repair_hint(self.db.schema, sql, outcome.text, self._compiles)
+            hint = None if found is None else found.text
+            if found is not None and found.repaired is not None:
+                self._repairs[sql] = found.repaired
         return outcome if hint is None else replace(outcome, text=f"{outcome.text}\n{hint}")
 
     def _redirects(self, calls: list[ToolCall]) -> bool:

@@ -23,23 +23,29 @@ from __future__ import annotations
 
 import difflib
 import re
+from dataclasses import dataclass
 from typing import Callable
 
-from sqlscout.env.schema import Schema, Table
+from sqlscout.env.schema import ForeignKey, Schema, Table, quote_identifier
 
 _QUOTED = r"\"[^\"]+\"|`[^`]+`|\[[^\]]+\]"  # a quoted name, in any of SQLite's three quotes
 _IDENT = rf"(?:{_QUOTED}|[A-Za-z_][\w$]*)"
 _NAME_PART = rf"(?:{_QUOTED}|[^\s.]+)"  # one part of a name in an error message
 _NO_SUCH_COLUMN = re.compile(rf"no such column: ({_NAME_PART}(?:\.{_NAME_PART})?)")
 _AGGREGATE = re.compile(r"misuse of (?:aggregate|window function)")
-# A table named after FROM, JOIN or a comma, with its alias when it has one.
-_SOURCE = re.compile(
-    rf"(?:\bFROM|\bJOIN|,)\s+(?P<table>{_IDENT})(?:\s+(?:AS\s+)?(?P<alias>{_IDENT}))?", re.IGNORECASE
-)
 _NOT_ALIAS = frozenset(
     "where on join inner left right full outer cross natural group order limit having union "
     "intersect except using window as select from and or not offset values".split()
 )
+# A table named after FROM, JOIN or a comma, with its alias when it has one. A keyword is
+# never taken for an alias: after "SELECT a, b" the FROM that follows must stay a FROM.
+_SOURCE = re.compile(
+    rf"(?:\bFROM|\bJOIN|,)\s+(?P<table>{_IDENT})(?!\s*\.)"  # not "t.col" in a list
+    rf"(?:\s+(?:AS\s+)?(?!(?:{'|'.join(sorted(_NOT_ALIAS))})\b)(?P<alias>{_IDENT}))?",
+    re.IGNORECASE,
+)
+_STAR = re.compile(r"\bSELECT\s+(?:DISTINCT\s+|ALL\s+)?(?:[\w$]+\.)?\*", re.IGNORECASE)
+_COMPOUND = re.compile(r"\b(?:UNION|INTERSECT|EXCEPT)\b", re.IGNORECASE)
 _MAX_COLUMNS = 25  # a table listed in a hint shows at most this many columns
 
 AGGREGATE_HINT = (
@@ -57,21 +63,12 @@ def query_sources(schema: Schema, sql: str, at: int | None = None) -> dict[str, 
     """The tables ``sql`` reads, keyed by the lower-cased name it refers to them by (the
     alias, and the table's own name), with that name as written. With ``at``, only those
     a name at that offset can see: the FROM of its own (sub)query and of the queries
-    around it, not of a subquery beside or inside it."""
-    tables = {t.name.lower(): t for t in schema.tables}
-    spans = _paren_spans(sql)
-    seen_from = None if at is None else [sp for sp in spans if sp[0] < at < sp[1]]
+    around it, not of a subquery beside or inside it nor of another arm of a compound query."""
     found: list[tuple[int, Table, str | None]] = []  # (nesting depth, table, alias)
-    for match in _SOURCE.finditer(sql):
-        table = tables.get(_bare(match.group("table")).lower())
-        if table is None:
-            continue
-        inner = [sp for sp in spans if sp[0] < match.start() < sp[1]]
-        if seen_from is not None and inner and max(inner) not in seen_from:
-            continue  # its innermost parenthesis does not hold `at`
+    for depth, table, match in _visible_sources(schema, sql, at):
         alias = match.group("alias")
-        found.append((len(inner), table, _bare(alias) if alias and _bare(alias).lower() not in _NOT_ALIAS else None))
-    if seen_from is not None:
+        found.append((depth, table, _bare(alias) if alias and _bare(alias).lower() not in _NOT_ALIAS else None))
+    if at is not None:
         found.sort(key=lambda f: -f[0])  # the nearest FROM first: it is the one a name resolves in
     sources: dict[str, tuple[Table, str]] = {}
     for _, table, alias in found:
@@ -79,6 +76,37 @@ def query_sources(schema: Schema, sql: str, at: int | None = None) -> dict[str, 
         if alias:
             sources.setdefault(alias.lower(), (table, alias))
     return sources
+
+
+def _visible_sources(schema: Schema, sql: str, at: int | None) -> list[tuple[int, Table, re.Match[str]]]:
+    """(nesting depth, table, match) of each table named after FROM, JOIN or a comma in
+    ``sql``; with ``at``, only those a name at that offset can see. A table is visible
+    from its own (sub)query and those inside it, not from a subquery beside it nor from
+    another arm of a compound query (``UNION``, ``INTERSECT``, ``EXCEPT``) at its level."""
+    tables = {t.name.lower(): t for t in schema.tables}
+    spans = _paren_spans(sql)
+    seen_from = None if at is None else [sp for sp in spans if sp[0] < at < sp[1]]
+    breaks = [(m.start(), _innermost(spans, m.start())) for m in _COMPOUND.finditer(_blank_literals(sql))]
+    found = []
+    for match in _SOURCE.finditer(sql):
+        table = tables.get(_bare(match.group("table")).lower())
+        if table is None:
+            continue
+        inner = [sp for sp in spans if sp[0] < match.start() < sp[1]]
+        level = _innermost(spans, match.start())
+        if seen_from is not None:
+            if level is not None and level not in seen_from:
+                continue  # its innermost parenthesis does not hold `at`
+            low, high = sorted((match.start(), at))  # type: ignore[type-var]
+            if any(low < pos < high and span == level for pos, span in breaks):
+                continue  # another arm of a compound query
+        found.append((len(inner), table, match))
+    return found
+
+
+def _innermost(spans: list[tuple[int, int]], at: int) -> tuple[int, int] | None:
+    inner = [sp for sp in spans if sp[0] < at < sp[1]]
+    return max(inner) if inner else None
 
 
 def _paren_spans(sql: str) -> list[tuple[int, int]]:
@@ -127,8 +155,22 @@ def query_hint(
     ``compiles`` checks a repaired query; when given and the repair compiles, the hint
     shows the repaired query.
     """
+    found = repair_hint(schema, sql, error, compiles)
+    return None if found is None else found.text
+
+
+@dataclass(frozen=True)
+class Hint:
+    text: str
+    repaired: str | None  # the repaired query the text shows, when one compiles
+
+
+def repair_hint(
+    schema: Schema, sql: str, error: str, compiles: Callable[[str], bool] | None = None
+) -> Hint | None:
+    """:func:`query_hint` with the repaired query it shows, if any."""
     if _AGGREGATE.search(error):
-        return AGGREGATE_HINT
+        return Hint(AGGREGATE_HINT, None)
     match = _NO_SUCH_COLUMN.search(error)
     if match is None:
         return None
@@ -142,6 +184,8 @@ def query_hint(
     in_query = list(dict.fromkeys(t for t, _ in everywhere.values()))
     out_of_scope = [t for t in in_query if t not in used and _holder(t, column)]
     elsewhere = [t for t in schema.tables if t not in in_query and _holder(t, column)]
+    # "Genre.Name" where the query does not read Genre: Genre's Name, not the first Name found.
+    elsewhere.sort(key=lambda t: t.name.lower() != _bare(qualifier).lower())
     fix: tuple[str, str] | None = None  # (what was written, what to write)
     parts: list[str] = []
     ref = sources.get(_bare(qualifier).lower(), (None, ""))[0] if qualifier else None
@@ -161,6 +205,7 @@ def query_hint(
             column.lower(), [c.name.lower() for c in t.columns], n=1, cutoff=0.6 if ref is not None else 0.75
         )
     ]
+    candidate: str | None = None  # a repaired query, to show if it compiles
     if holders:
         holder = holders[0]
         name, real = _names_for(sources, holder), _holder(holder, column)
@@ -170,30 +215,33 @@ def query_hint(
         # SQLite resolves a name only against the FROM of its own query and those around it.
         parts.append(
             f"{_holder(out_of_scope[0], column)} is a column of {out_of_scope[0].name}, which is not in the "
-            "FROM of the query that uses it (a subquery's tables are visible only inside that subquery)"
+            "FROM of the query that uses it (a subquery's tables are visible only inside that subquery, "
+            "and each SELECT of a UNION, INTERSECT or EXCEPT sees only its own)"
         )
-    elif close:
+    elif close and (ref is not None or not elsewhere):  # a column that exists beats a look-alike
         table, real_lower = close[0]
         name = _bare(qualifier) if ref is not None else _names_for(sources, table)
         real = _holder(table, real_lower)
         parts.append(f"did you mean {name}.{real}?")
         fix = (written, f"{name}.{real}")
-    if not fix and not out_of_scope and elsewhere:
+    if fix:
+        candidate = _replace_reference(sql, *fix)
+    elif not out_of_scope and elsewhere:
         target = elsewhere[0]
-        join = _join_hint(schema, used or in_query, target)
+        path = _join_path(schema, used or in_query, target)
         parts.append(
             f"{_holder(target, column)} is a column of {target.name}, which this query does not read"
-            + (f"; {join}" if join else "")
+            + ("; join it on " + " AND ".join(fk.plain_condition() for fk in path[1]) if path else "")
         )
+        if path and where is not None:
+            candidate = _join_repair(schema, sql, written, sources, path[0], path[1], target)
     if not parts:
         return None
     text = "Hint: " + "; ".join(parts)
     text += "" if text.endswith("?") else "."
-    if fix and compiles is not None:
-        repaired = _replace_reference(sql, *fix)
-        if repaired != sql and compiles(repaired):
-            text += f" Corrected, it compiles:\n```sql\n{repaired}\n```"
-    return text
+    if candidate is not None and candidate != sql and compiles is not None and compiles(candidate):
+        return Hint(text + f" Corrected, it compiles:\n```sql\n{candidate}\n```", candidate)
+    return Hint(text, None)
 
 
 def _reference(sql: str, written: str) -> int | None:
@@ -212,16 +260,63 @@ def _blank_literals(sql: str) -> str:
     return re.sub(r"'(?:[^']|'')*'", lambda m: "'" + " " * (len(m.group()) - 2) + "'", sql)
 
 
-def _join_hint(schema: Schema, used: list[Table], target: Table) -> str | None:
-    """How ``target`` joins one of the query's tables, by the shortest foreign-key path."""
+def _join_path(schema: Schema, used: list[Table], target: Table) -> tuple[Table, list[ForeignKey]] | None:
+    """The shortest foreign-key path from one of the query's tables to ``target``, with
+    the table it starts from."""
     best = None
     for table in used:
         path = schema.join_path(table.name, target.name)
-        if path and (best is None or len(path) < len(best)):
-            best = path
-    if not best:
+        if path and (best is None or len(path) < len(best[1])):
+            best = (table, path)
+    return best
+
+
+def _join_repair(
+    schema: Schema,
+    sql: str,
+    written: str,
+    sources: dict[str, tuple[Table, str]],
+    start: Table,
+    path: list[ForeignKey],
+    target: Table,
+) -> str | None:
+    """``sql`` with the tables of ``path`` joined to ``start`` in the scope of ``written``,
+    ``written`` qualified with ``target``, and each unqualified name the new tables make
+    ambiguous qualified with the table that had it; None where that cannot be done by
+    substitution (a ``*`` the new tables would widen, a path table already read)."""
+    scope = {t.name for t, _ in sources.values()}
+    names = {t: _plain(t) for t in scope}
+    names[start.name] = _names_for(sources, start)
+    joined, here, steps = [], start.name, []
+    for fk in path:
+        there = fk.to_table if fk.from_table == here else fk.from_table
+        if there in scope:
+            return None
+        names[there] = _plain(there)
+        cond = f"{names[fk.from_table]}.{fk.from_column} = {names[fk.to_table]}.{fk.to_column}"
+        steps.append(f" JOIN {names[there]} ON {cond}")
+        joined.append(schema.table(there))
+        here = there
+    if _STAR.search(sql):
         return None
-    return "join it on " + " AND ".join(fk.plain_condition() for fk in best)
+    column = _holder(target, written.rpartition(".")[2].strip('"`[]')) or ""
+    repaired = _replace_reference(sql, written, f"{names[target.name]}.{column}")
+    kept = [t for t, _ in sources.values()]
+    for table in joined:
+        for col in table.columns:
+            holder = next((t for t in kept if _holder(t, col.name)), None)
+            if holder is not None and col.name.lower() != column.lower():
+                repaired = _replace_reference(repaired, col.name, f"{_names_for(sources, holder)}.{_holder(holder, col.name)}")
+    at = _reference(repaired, f"{names[target.name]}.{column}")
+    here_sources = [(depth, m) for depth, t, m in _visible_sources(schema, repaired, at) if t is start]
+    if not here_sources:
+        return None
+    anchor = max(here_sources, key=lambda f: f[0])[1]
+    return repaired[: anchor.end()] + "".join(steps) + repaired[anchor.end() :]
+
+
+def _plain(name: str) -> str:
+    return name if re.fullmatch(r"[A-Za-z_]\w*", name) else quote_identifier(name)
 
 
 def _replace_reference(sql: str, written: str, replacement: str) -> str:

@@ -161,11 +161,11 @@ def prompt_version(
     >>> prompt_version(worked_example=True, example_values=3, end_on_repeat=True, submit_hint=True)
     'sqlscout-prompt-2+example+values3+repeat+hint'
     >>> prompt_version(query_hints=True)
-    'sqlscout-prompt-2+fix'
+    'sqlscout-prompt-2+fix2'
     """
     suffix = ("+example" if worked_example else "") + (f"+values{example_values}" if example_values else "")
     suffix += ("+repeat" if end_on_repeat else "") + ("+hint" if submit_hint else "")
-    suffix += ("+fix" if query_hints else "") + ("+draft" if draft_first else "")
+    suffix += ("+fix2" if query_hints else "") + ("+draft" if draft_first else "")
     return PROMPT_VERSION + suffix
 
 
@@ -215,6 +215,8 @@ REPEATED_FAILURE = (
     "Not run: this failed before, with the error above. Before writing a query again, look at "
     "the tables it needs with describe_table or join_path."
 )
+# ``query_hints``: a failed query copied word for word, when its hint showed a repair.
+REPAIR_RUN = "This query failed before; the corrected query from the hint ran in its place:"
 LOOKING_TOOLS = ("describe_table", "join_path", "foreign_keys", "distinct_values", "sample_rows")
 
 # With ``end_on_repeat`` and ``submit_tested``: after a loop, the only move left.
