@@ -391,3 +391,54 @@ def test_a_constrained_episode_of_the_05b_model_on_chinook_ends_in_calls_or_a_qu
         last = result.rounds[-1]
         assert last.final or (result.stop_reason is StopReason.SUBMITTED and last.calls[-1].tool == "submit_sql")
         assert extract_final_sql(last.model_text) is not None, [r.model_text for r in result.rounds]
+
+
+# -- jump-forward: the forced text and the rest of a reply ---------------------------------
+
+
+def _rest_accepts(tok: GrammarTokenizer, gbnf: str, text: str) -> bool:
+    from llguidance.gbnf_to_lark import any_to_lark
+
+    llg = tok._llguidance
+    matcher = llg.LLMatcher(tok.tokenizer, llg.LLMatcher.grammar_from_lark(any_to_lark(gbnf)), log_level=0)
+    return not matcher.is_error() and bool(matcher.consume_tokens(tok.tokenize(text))) and matcher.is_accepting()
+
+
+def test_jump_forward_splits_every_call_into_forced_text_and_a_grammar_for_the_rest(
+    grammar_tokenizer: GrammarTokenizer,
+) -> None:
+    # The llama-cpp backend writes the forced text itself and samples the rest under the
+    # rest's grammar: together they must be exactly the reply grammar, for every tool.
+    from sqlscout.env.grammar import CALL_HEAD, after_name, jump_names, name_gbnf
+
+    plain = ReplyGrammar(TurnKind.CALLS, ThinkMode.NONE, reasoning_lines=0)
+    single = ReplyGrammar(TurnKind.CALLS, ThinkMode.NONE, max_calls=1, reasoning_lines=0)
+    tables = ReplyGrammar(TurnKind.CALLS, ThinkMode.NONE, reasoning_lines=0, tables=("t", "singer"))
+    assert jump_names(ReplyGrammar(TurnKind.CALLS)) is None  # reasoning lines: nothing is forced
+    assert jump_names(ReplyGrammar(TurnKind.CALLS, ThinkMode.OPTIONAL, reasoning_lines=0)) is None
+    assert jump_names(ReplyGrammar(TurnKind.FINAL_SQL, ThinkMode.NONE)) is None
+    canonical = [json.dumps(c, ensure_ascii=False) for tool in TOOLS.values() for c in valid_calls(tool)]
+    for grammar in (plain, single, tables):
+        names = jump_names(grammar)
+        assert names is not None and set(names) == set(TOOLS)
+        assert _rest_accepts(grammar_tokenizer, name_gbnf(tuple(n + '"' for n in names)), "run_query" + '"')
+        for text in canonical:
+            call = json.loads(text)
+            if grammar is tables and any(k in ("table_name", "table_a", "table_b") and v not in ("t", "singer") for k, v in call["args"].items()):
+                continue
+            forced, rest = after_name(grammar, call["tool"])
+            head = CALL_HEAD + call["tool"] + forced
+            assert text.startswith(head), (head, text)
+            if rest is None:
+                assert text == head and grammar is single
+                continue
+            assert _rest_accepts(grammar_tokenizer, rest, text[len(head) :]), (rest.splitlines()[0], text)
+            if grammar is plain and not TOOLS[call["tool"]].ends_episode:  # a second call may follow
+                assert _rest_accepts(grammar_tokenizer, rest, text[len(head) :] + "\n" + canonical[0])
+            assert not _rest_accepts(grammar_tokenizer, rest, text[len(head) :] + " and more")
+    held = ReplyGrammar(TurnKind.CALLS, ThinkMode.NONE, reasoning_lines=0, submittable=("SELECT 1", "SELECT 2"))
+    forced, rest = after_name(held, "submit_sql")
+    assert rest is not None and _rest_accepts(grammar_tokenizer, rest, 'SELECT 2"}}')
+    assert not _rest_accepts(grammar_tokenizer, rest, 'SELECT 3"}}')
+    only = ReplyGrammar(TurnKind.CALLS, ThinkMode.NONE, reasoning_lines=0, tools=("submit_sql",), submittable=("SELECT 1",))
+    assert after_name(only, "submit_sql") == ('", "args": {"sql": "SELECT 1"}}', None)  # nothing left to sample

@@ -331,3 +331,46 @@ def test_episodes_starting_together_evaluate_their_shared_prefix_once(server_bac
     for g in out:  # each read the shared part from the cache and evaluated only its own question
         assert g.error is None and g.prompt_reused >= shared and g.prompt_evaluated <= g.prompt_tokens - shared
     assert server_backend.stats.shared_prefixes == before[0] + 1
+
+
+def test_jump_forward_writes_what_the_grammar_forces_and_samples_the_rest(
+    server_backend: LlamaServerBackend, chinook_path: Path
+) -> None:
+    # Forced text (`{"tool": "`, `", "args": {"sql": "` after the name) goes into the prompt
+    # instead of being decoded token by token; greedy, the reply is the one plain decoding
+    # writes, and it is a complete reply of the grammar.
+    from dataclasses import replace
+
+    from sqlscout.env.grammar import ReplyGrammar, ThinkMode, TurnKind
+    from sqlscout.env.parser import parse_turn
+
+    with Database(chinook_path) as db:
+        episode = Episode(Task("q", "Which genres are there?", str(chinook_path)), db, EpisodeConfig(constrain=True), chat=server_backend.chat)
+        prompt = episode.request().prompt
+    grammar = ReplyGrammar(TurnKind.CALLS, ThinkMode.NONE, max_calls=2, reasoning_lines=0, tools=("run_query", "describe_table"))
+    params = SamplingParams(temperature=0.0, max_tokens=80, stop=server_backend.chat.stop, logprobs=False)
+    config = server_backend.config
+    try:
+        server_backend.config = replace(config, jump_forward=False)
+        plain = server_backend.generate([GenerationRequest(params, prompt=prompt, constraint=grammar)])[0]
+        server_backend.config = replace(config, jump_forward=True)
+        before, forced = server_backend.stats.requests, server_backend.stats.forced_tokens
+        jumped = server_backend.generate([GenerationRequest(params, prompt=prompt, constraint=grammar)])[0]
+        assert server_backend.stats.requests == before + 1  # one Generation, however many llama.cpp requests
+        assert server_backend.stats.forced_tokens - forced >= 8  # at least `":`, ` "`, `args`... of one call
+        forced = server_backend.stats.forced_tokens
+        logged = server_backend.generate([GenerationRequest(replace(params, logprobs=True), prompt=prompt, constraint=grammar)])[0]
+    finally:
+        server_backend.config = config
+    assert jumped.text == plain.text, (jumped.text, plain.text)
+    assert server_backend.detokenize(jumped.token_ids) == jumped.text
+    calls = parse_turn(jumped.text).calls
+    assert calls and all(c.tool in ("run_query", "describe_table") for c in calls)
+    assert jumped.finish_reason == "stop"
+    # Log-probabilities (training) need every token sampled: no jump there.
+    assert logged.logprobs is not None and len(logged.logprobs) == len(logged.token_ids)
+    assert server_backend.stats.forced_tokens == forced
+    # Fully forced: one submittable query leaves nothing to sample.
+    only = ReplyGrammar(TurnKind.CALLS, ThinkMode.NONE, reasoning_lines=0, tools=("submit_sql",), submittable=("SELECT Name FROM Genre",))
+    done = server_backend.generate([GenerationRequest(params, prompt=prompt, constraint=only)])[0]
+    assert done.text == '{"tool": "submit_sql", "args": {"sql": "SELECT Name FROM Genre"}}' and done.decode_s == 0.0

@@ -157,7 +157,7 @@ class EpisodeBase:
     def _constraint(self, final: bool) -> ReplyGrammar | None:
         if not self.config.constrain:
             return None
-        think = think_mode_after(getattr(self.chat, "assistant_prefix", ""))
+        think = think_mode_after(getattr(self.chat, "assistant_prefix", ""), getattr(self.chat, "template", None))
         if final or (self._drafts and not self.rounds):
             return ReplyGrammar(TurnKind.FINAL_SQL, think)
         tools, max_calls, tables = self._guide() if self.config.guided_start else (None, 4, None)

@@ -32,7 +32,7 @@ from typing import Any
 from sqlscout.env.tools import TOOLS, Tool, ToolParam
 from sqlscout.errors import ConfigError
 
-__all__ = ["ThinkMode", "TurnKind", "ReplyGrammar", "think_mode_after"]
+__all__ = ["CALL_HEAD", "ThinkMode", "TurnKind", "ReplyGrammar", "after_name", "jump_names", "name_gbnf", "think_mode_after"]
 
 _THINK_OPEN = "<think>"
 _THINK_CLOSE = "</think>"
@@ -53,13 +53,16 @@ class ThinkMode(str, Enum):
     NONE = "none"  # the template already closed an (empty) think block: no thinking
 
 
-def think_mode_after(assistant_prefix: str) -> ThinkMode:
-    """The think mode of a reply that follows the chat format's ``assistant_prefix``.
+def think_mode_after(assistant_prefix: str, template: str | None = None) -> ThinkMode:
+    """The think mode of a reply that follows the chat format's ``assistant_prefix``; a
+    chat ``template`` that knows no ``<think>`` block (Qwen2.5's) gets none.
 
     >>> think_mode_after(""), think_mode_after("<think>\\n"), think_mode_after("<think>\\n\\n</think>\\n\\n")
     (<ThinkMode.OPTIONAL: 'optional'>, <ThinkMode.OPEN: 'open'>, <ThinkMode.NONE: 'none'>)
+    >>> think_mode_after("", template="{{ messages }}")
+    <ThinkMode.NONE: 'none'>
     """
-    if _THINK_CLOSE in assistant_prefix:
+    if _THINK_CLOSE in assistant_prefix or (template is not None and _THINK_OPEN not in template):
         return ThinkMode.NONE
     if assistant_prefix.rstrip().endswith(_THINK_OPEN):
         return ThinkMode.OPEN
@@ -207,6 +210,81 @@ def _think_rules(think: ThinkMode) -> tuple[str, list[str]]:
     return "think? ", [f"think ::= {_literal(_THINK_OPEN)} think-text {close}", body]
 
 
+CALL_HEAD = '{"tool": "'  # how every call line starts, as the prompts write it
+
+
+def jump_names(grammar: ReplyGrammar) -> tuple[str, ...] | None:
+    """The tools a reply under ``grammar`` may call first, when the reply can only be call
+    lines, each starting with :data:`CALL_HEAD` (no think block, no reasoning lines);
+    else None. A decoder can then write the head itself instead of sampling it token by
+    token (jump-forward decoding), and the forced text after the name too
+    (:func:`after_name`)."""
+    if grammar.kind is not TurnKind.CALLS or grammar.think is not ThinkMode.NONE or grammar.reasoning_lines:
+        return None
+    return tuple(t.name for t in _allowed(grammar))
+
+
+def name_gbnf(remainders: tuple[str, ...]) -> str:
+    """GBNF for one of a few literal texts: what is left to write of each candidate call
+    opening (the rest of ``{"tool": "``, a tool's name and its closing quote)."""
+    return "root ::= " + " | ".join(_literal(r) for r in remainders) + "\n"
+
+
+@lru_cache(maxsize=64)
+def after_name(grammar: ReplyGrammar, tool_name: str) -> tuple[str, str | None]:
+    """What follows a call's tool name under ``grammar``: the text every such reply must
+    write next (the closing quote, ``"args"``, the first parameter's name and, for a
+    string, its opening quote; the whole call when it is fully determined), and the GBNF
+    of the rest of the reply (None when nothing is left to choose).
+
+    >>> g = ReplyGrammar(TurnKind.CALLS, ThinkMode.NONE, reasoning_lines=0)
+    >>> after_name(g, "run_query")[0]
+    '", "args": {"sql": "'
+    >>> after_name(ReplyGrammar(TurnKind.CALLS, ThinkMode.NONE, max_calls=1, reasoning_lines=0), "list_tables")
+    ('", "args": {}}', None)
+    >>> after_name(ReplyGrammar(TurnKind.CALLS, ThinkMode.NONE, reasoning_lines=0, tools=("submit_sql",), submittable=("SELECT 1",)), "submit_sql")
+    ('", "args": {"sql": "SELECT 1"}}', None)
+    """
+    tool = TOOLS[tool_name]
+    tables = grammar.tables is not None
+    required = [p for p in tool.params if p.required]
+    optional = [p for p in tool.params if not p.required]
+    full = _gbnf(grammar).splitlines()
+    more = f'("\\n" call){{0,{grammar.max_calls - 1}}}' if not tool.ends_episode and grammar.max_calls > 1 else ""
+    forced = '", "args": {'
+    if not required:  # list_tables, foreign_keys: no parameters (none of the eight has only optional ones)
+        forced += "}}"
+        if not more:
+            return forced, None
+        return forced, "\n".join([f"root ::= {more}", *full[1:]]) + "\n"
+    first = required[0]
+    forced += json.dumps(first.name) + ": "
+    if tool.ends_episode and grammar.submittable:
+        choices = [json.dumps(sql, ensure_ascii=False)[1:] for sql in grammar.submittable]
+        if len(choices) == 1:
+            return forced + '"' + choices[0] + "}}", None
+        value = "(" + " | ".join(_literal(c) for c in choices) + ")"
+    elif tables and first.name in _TABLE_PARAMS:
+        value = "(" + " | ".join(_literal(json.dumps(t, ensure_ascii=False)[1:]) for t in grammar.tables or ()) + ")"
+    elif first.json_type() == "string":
+        value = 'char+ "\\""'
+    else:
+        value, forced = _JSON_RULE[first.json_type()], forced
+    if first.json_type() == "string":
+        forced += '"'
+    body = "".join(f' "," ws {_param_item(p, tables)}' for p in required[1:])
+    tail = ""
+    for param in reversed(optional):
+        tail = f'("," ws {_param_item(param, tables)} {tail})?'
+    root = f'root ::= {value}{body} {tail} ws "}}" ws "}}" {more}'.replace("  ", " ").rstrip()
+    return forced, "\n".join([root, *full[1:]]) + "\n"
+
+
+def _allowed(grammar: ReplyGrammar) -> list[Tool]:
+    tools, submittable = grammar.tools, grammar.submittable
+    return [t for t in TOOLS.values() if (tools is None or t.name in tools) and (submittable != () or not t.ends_episode)]
+
+
 @lru_cache(maxsize=16)
 def _gbnf(grammar: ReplyGrammar) -> str:  # a frozen grammar is its own cache key
     prefix, rules = _think_rules(grammar.think)
@@ -223,7 +301,7 @@ def _gbnf(grammar: ReplyGrammar) -> str:  # a frozen grammar is its own cache ke
             *rules,
         ]
         return "\n".join(rules) + "\n"
-    allowed = [t for t in TOOLS.values() if (tools is None or t.name in tools) and (submittable != () or not t.ends_episode)]
+    allowed = _allowed(grammar)
     explore = [t for t in allowed if not t.ends_episode]
     final = [t for t in allowed if t.ends_episode]
     more = f'("\\n" call){{0,{max_calls - 1}}}' if max_calls > 1 else ""
