@@ -164,7 +164,7 @@ def test_the_episode_adds_the_hint_only_when_asked(db: Database) -> None:
     ep = Episode(task, db, EpisodeConfig(query_hints=True))
     shown = ep.step(step)
     assert "write T2.Title" in shown and "Corrected, it compiles" in shown
-    assert ep.prompt_version.endswith("+fix2")
+    assert ep.prompt_version.endswith("+fix3")
     assert ep.rounds[0].calls[0].output.endswith("```")  # the record holds what the model saw
     assert not PRESETS["sqale-2b"].episode.query_hints  # the seed's protocol, as trained
 
@@ -187,6 +187,11 @@ def test_a_display_sized_limit_the_question_does_not_ask_for_is_flagged(db: Data
     assert "Hint" not in asked  # the question asks for five
     one = json.dumps({"tool": "run_query", "args": {"sql": "SELECT Name FROM Genre LIMIT 1"}})
     assert "Hint" not in Episode(listing, db, EpisodeConfig(query_hints=True)).step(one)
+    # Any other limit the question does not ask for (the 1.5B model added LIMIT 10 to look).
+    ten = json.dumps({"tool": "run_query", "args": {"sql": "SELECT Name FROM Genre LIMIT 10"}})
+    cut = Episode(listing, db, EpisodeConfig(query_hints=True, constrain=True, submit_tested=True))
+    assert "so a LIMIT 10 would cut the answer" in cut.step(ten)
+    assert cut.request().constraint.submittable == ()  # type: ignore[union-attr]
 
 
 def test_a_table_of_a_subquery_is_never_offered_to_the_outer_query(db: Database) -> None:

@@ -334,23 +334,33 @@ _NUMBER_WORDS = ("zero one two three four five six seven eight nine ten eleven t
 
 
 def limit_hint(sql: str, question: str, shown_rows: int) -> str | None:
-    """A hint for a query that ran and ends with ``LIMIT n`` where ``n`` is the number of
-    rows ``run_query`` shows anyway and the question asks for no such number: a limit
-    added to look at the rows, which would cut the answer if submitted.
+    """A hint for a query that ran and ends with ``LIMIT n`` (n > 1) where the question
+    asks for no such number: a limit added to look at the rows (``run_query`` shows
+    ``shown_rows`` anyway), which would cut the answer if submitted. ``LIMIT 1`` is left
+    alone: it is how a superlative is written.
 
     >>> limit_hint("SELECT name FROM ship ORDER BY name DESC LIMIT 5", "List the names.", 5) is not None
     True
     >>> limit_hint("SELECT name FROM ship LIMIT 5", "What are the top five ships?", 5) is None
     True
+    >>> print(limit_hint("SELECT name FROM ship LIMIT 10", "List the names.", 5))
+    Hint: the question asks for no 10 rows, so a LIMIT 10 would cut the answer: run the query without it (results show the first 5 rows anyway).
+    >>> limit_hint("SELECT name FROM ship ORDER BY tonnage DESC LIMIT 1", "Which ship is heaviest?", 5) is None
+    True
     """
     match = _TRAILING_LIMIT.search(sql)
-    if match is None or int(match.group(1)) != shown_rows:
+    if match is None or int(match.group(1)) < 2:
         return None
-    n = shown_rows
+    n = int(match.group(1))
     words = re.findall(r"[a-z]+|\d+", question.lower())
     if str(n) in words or (n < len(_NUMBER_WORDS) and _NUMBER_WORDS[n] in words):
         return None
+    if n == shown_rows:
+        return (
+            f"Hint: results show the first {n} rows anyway; the question asks for no {n} rows, "
+            f"so a LIMIT {n} would cut the answer: run the query without it."
+        )
     return (
-        f"Hint: results show the first {n} rows anyway; the question asks for no {n} rows, "
-        f"so a LIMIT {n} would cut the answer: run the query without it."
+        f"Hint: the question asks for no {n} rows, so a LIMIT {n} would cut the answer: run the query "
+        f"without it (results show the first {shown_rows} rows anyway)."
     )
