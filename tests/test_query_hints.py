@@ -281,3 +281,20 @@ def test_a_failed_query_copied_word_for_word_runs_its_repair_instead(db: Databas
     plain.step(failing)
     plain.step(failing)
     assert plain.in_final_turn
+
+
+def test_the_final_turn_offers_the_last_repair_when_no_query_ran(db: Database) -> None:
+    # From the 0.5B traces: four different failing queries in a row (each with a repair
+    # shown) end the exploration, and the forced answer copied the last failing one.
+    task = Task("q", "List album titles with their artists.", CHINOOK, gold_sql=JOINED)
+    config = EpisodeConfig(query_hints=True, max_failed_queries=2)
+    ep = Episode(task, db, config)
+    ep.step(json.dumps({"tool": "run_query", "args": {"sql": JOINED}}))
+    final = ep.step(json.dumps({"tool": "run_query", "args": {"sql": JOINED + " WHERE T1.Title <> ''"}}))
+    assert ep.in_final_turn
+    fixed = JOINED.replace("T1.Title", "T2.Title") + " WHERE T2.Title <> ''"
+    assert final.endswith(f"The corrected query from the last hint compiles:\n```sql\n{fixed}\n```\nIf you are unsure, return that query.")
+    # A query that ran is still what the final turn quotes; without query_hints, nothing.
+    plain = Episode(task, db, replace(config, query_hints=False))
+    plain.step(json.dumps({"tool": "run_query", "args": {"sql": JOINED}}))
+    assert "corrected" not in plain.step(json.dumps({"tool": "run_query", "args": {"sql": JOINED + " WHERE 1"}}))

@@ -304,6 +304,7 @@ class Episode(EpisodeBase):
         self._cut: set[str] = set()  # queries told to drop their LIMIT: never submittable
         self._failed: set[str] = set()  # keys of the calls that failed (query_hints)
         self._repairs: dict[str, str] = {}  # failed query -> the repair its hint showed (query_hints)
+        self._last_repair: str | None = None  # the latest of them, offered in the final turn
         self._redirected = False  # query_hints: a repeat of failed calls was sent to look, once
         if self.tokens_used + self.config.final_turn_reserve > self.config.token_budget:
             self._finish(None, AnswerSource.NONE, StopReason.BUDGET_EXHAUSTED)
@@ -424,7 +425,7 @@ class Episode(EpisodeBase):
             found = repair_hint(self.db.schema, sql, outcome.text, self._compiles)
             hint = None if found is None else found.text
             if found is not None and found.repaired is not None:
-                self._repairs[sql] = found.repaired
+                self._repairs[sql] = self._last_repair = found.repaired
         return outcome if hint is None else replace(outcome, text=f"{outcome.text}\n{hint}")
 
     def _redirects(self, calls: list[ToolCall]) -> bool:
@@ -483,13 +484,13 @@ class Episode(EpisodeBase):
         rounds_done = sum(1 for r in self.rounds if not r.final)
         if self._repeated and not self._must_submit:
             self._final_reason = StopReason.REPEATED_CALLS
-            message = results + "\n\n" + final_turn_message(LIMIT_REASONS["repeat"], self.last_good_sql)
+            message = results + "\n\n" + final_turn_message(LIMIT_REASONS["repeat"], self.last_good_sql, self._last_repair)
         elif self.failed_streak >= self.config.max_failed_queries:
             self._final_reason = StopReason.FAILED_QUERY_LIMIT
-            message = results + "\n\n" + final_turn_message(LIMIT_REASONS["failures"], self.last_good_sql)
+            message = results + "\n\n" + final_turn_message(LIMIT_REASONS["failures"], self.last_good_sql, self._last_repair)
         elif rounds_done >= self.config.max_rounds:
             self._final_reason = StopReason.ROUND_LIMIT
-            message = results + "\n\n" + final_turn_message(LIMIT_REASONS["rounds"], self.last_good_sql)
+            message = results + "\n\n" + final_turn_message(LIMIT_REASONS["rounds"], self.last_good_sql, self._last_repair)
         else:
             if self._must_submit:
                 hint = SUBMIT_AFTER_REPEAT + "\n"
@@ -504,7 +505,7 @@ class Episode(EpisodeBase):
         if self.tokens_used + n + self.config.final_turn_reserve > self.config.token_budget:
             # Not enough room to show the results and still answer: ask for the answer now.
             self._final_reason = StopReason.BUDGET_EXHAUSTED
-            message = final_turn_message(LIMIT_REASONS["budget"], self.last_good_sql)
+            message = final_turn_message(LIMIT_REASONS["budget"], self.last_good_sql, self._last_repair)
             glue = self._glue(completion, message)
             n = self.counter.count(glue)
             if self.tokens_used + n + self.config.final_turn_reserve > self.config.token_budget:

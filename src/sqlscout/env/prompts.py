@@ -186,12 +186,19 @@ def budget_line(turns_left: int) -> str:
     return f"[{turns_left} tool turns left before you must answer]"
 
 
-def final_turn_message(reason: str, last_good_sql: str | None) -> str:
-    """The forced final turn: no more tools, SQL only, quoting the last query that ran."""
+def final_turn_message(reason: str, last_good_sql: str | None, repaired: str | None = None) -> str:
+    """The forced final turn: no more tools, SQL only, quoting the last query that ran, or
+    when none ran, the last repair a hint showed (``query_hints``)."""
     if last_good_sql:
         last_good = (
             "The last query that ran without error was:\n"
             f"```sql\n{last_good_sql.strip()}\n```\n"
+            "If you are unsure, return that query."
+        )
+    elif repaired:
+        last_good = (
+            "No query has run without error yet. The corrected query from the last hint compiles:\n"
+            f"```sql\n{repaired.strip()}\n```\n"
             "If you are unsure, return that query."
         )
     else:
