@@ -375,8 +375,8 @@ class LlamaServerBackend(Backend):
         where the grammar leaves a choice: the tool's name, then the arguments and any
         further calls, each jumped in turn (a newline ends a call's request). The tokens
         of a forced run that could merge with what follows are left to the model, under a
-        grammar that allows only that text (see :meth:`_forced`). Returns the last response with ``tokens`` holding the
-        whole reply, and the timings of every request."""
+        grammar that allows only that text (see :meth:`_forced`). Returns the last
+        response with ``tokens`` holding the whole reply, and the timings of every request."""
         assert request.constraint is not None
         params = request.params
         reply: list[int] = []
@@ -407,9 +407,10 @@ class LlamaServerBackend(Backend):
 
         data: dict[str, Any] = {}
         grammar = request.constraint
+        line = ""  # where the call line starts: the reply so far, up to its last newline
         while True:  # one call line at a time
             candidates = jump_names(grammar) or ()
-            head = written[0] + CALL_HEAD
+            head = line + CALL_HEAD
             if len(candidates) > 1:
                 left = force(head)
                 stage = len(written[0])  # the model writes `left`, the name and its closing quote
@@ -434,7 +435,8 @@ class LlamaServerBackend(Backend):
             rest = root.replace("root ::= ", f"root ::= {json.dumps(left)} ", 1) + "\n" + rules if left else rest
             more = grammar.max_calls > 1 and not TOOLS[candidates[0]].ends_episode
             data = sample(rest, budget, "\n" if more else None)
-            if not (more and data.get("stop_type") == "word" and written[0].endswith("\n")):
+            line = written[0][: written[0].rfind("\n") + 1]
+            if not (more and data.get("stop_type") == "word" and line and CALL_HEAD.startswith(written[0][len(line) :])):
                 return {**data, "tokens": reply}, timings
             # The model opened another call: the next one is jumped too, from the tools that
             # may follow a first call (the exploring ones), one call fewer.
