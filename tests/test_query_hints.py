@@ -298,3 +298,13 @@ def test_the_final_turn_offers_the_last_repair_when_no_query_ran(db: Database) -
     plain = Episode(task, db, replace(config, query_hints=False))
     plain.step(json.dumps({"tool": "run_query", "args": {"sql": JOINED}}))
     assert "corrected" not in plain.step(json.dumps({"tool": "run_query", "args": {"sql": JOINED + " WHERE 1"}}))
+
+
+def test_a_repair_never_compares_a_column_with_itself(db: Database) -> None:
+    # From the demo's trace: "T2.ArtistId" in a join condition, repaired to the alias that
+    # has the column, gave "ON T1.ArtistId = T1.ArtistId": it compiles, and joins nothing.
+    text = hint(db, "SELECT T1.Name FROM Artist AS T1 JOIN Track AS T2 ON T1.ArtistId = T2.ArtistId GROUP BY T1.Name")
+    assert text is not None and text.startswith("Hint: T2 is Track") and "```" not in text
+    # A comparison the query already made is not the repair's doing.
+    kept = hint(db, "SELECT a.Titel FROM Album a WHERE a.AlbumId = a.AlbumId")
+    assert kept is not None and repaired(kept) == "SELECT a.Title FROM Album a WHERE a.AlbumId = a.AlbumId"

@@ -239,9 +239,24 @@ def repair_hint(
         return None
     text = "Hint: " + "; ".join(parts)
     text += "" if text.endswith("?") else "."
-    if candidate is not None and candidate != sql and compiles is not None and compiles(candidate):
+    if (
+        candidate is not None
+        and candidate != sql
+        and compiles is not None
+        and not _self_comparisons(candidate) - _self_comparisons(sql)
+        and compiles(candidate)
+    ):
         return Hint(text + f" Corrected, it compiles:\n```sql\n{candidate}\n```", candidate)
     return Hint(text, None)
+
+
+_SELF_COMPARISON = re.compile(r"(?<![\w.$])([\w$]+\.[\w$]+)\s*(?:=|<>|!=)\s*\1(?![\w$.])", re.IGNORECASE)
+
+
+def _self_comparisons(sql: str) -> set[str]:
+    """Columns compared with themselves (``T1.ArtistId = T1.ArtistId``): a repair that
+    makes one has turned a join condition into nothing, however well it compiles."""
+    return {m.group(1).lower() for m in _SELF_COMPARISON.finditer(_blank_literals(sql))}
 
 
 def _reference(sql: str, written: str) -> int | None:
