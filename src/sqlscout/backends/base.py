@@ -17,7 +17,7 @@ from sqlscout.env.grammar import ReplyGrammar
 from sqlscout.errors import ConfigError
 from sqlscout.env.tokens import TokenCounter
 
-__all__ = ["Backend", "Generation", "GenerationRequest", "SamplingParams"]
+__all__ = ["Backend", "Generation", "GenerationRequest", "SamplingParams", "common_prefix"]
 
 
 @dataclass(frozen=True)
@@ -147,3 +147,22 @@ class Backend(ABC):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
+    """Length of the common prefix of two token lists.
+
+    >>> common_prefix([1, 2, 3], [1, 2, 4, 5])
+    2
+    """
+    n = min(len(a), len(b))
+    if a[:n] == b[:n]:
+        return n
+    low, high = 0, n  # a[:low] == b[:low] and a[:high] != b[:high]; slices compare in C
+    while high - low > 1:
+        middle = (low + high) // 2
+        if a[:middle] == b[:middle]:
+            low = middle
+        else:
+            high = middle
+    return low

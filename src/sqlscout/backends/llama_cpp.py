@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from sqlscout.backends.base import Backend, Generation, GenerationRequest, SamplingParams
+from sqlscout.backends.base import Backend, Generation, GenerationRequest, SamplingParams, common_prefix
 from sqlscout.env.chat import ChatFormat, ChatML
 from sqlscout.errors import BackendError, ConfigError
 
@@ -251,8 +251,8 @@ class LlamaCppBackend(Backend):
     def _pick_slot(self, ids: list[int], taken: set[int]) -> _Slot:
         """The free slot sharing the longest prefix with ``ids``; the least recently used if none does."""
         free = [s for s in self._slots if s.seq_id not in taken]
-        best = max(free, key=lambda s: (_common_prefix(s.ids, ids), -s.last_used))
-        if _common_prefix(best.ids, ids) == 0:
+        best = max(free, key=lambda s: (common_prefix(s.ids, ids), -s.last_used))
+        if common_prefix(best.ids, ids) == 0:
             best = min(free, key=lambda s: s.last_used)
         self._clock += 1
         best.last_used = self._clock
@@ -260,11 +260,11 @@ class LlamaCppBackend(Backend):
 
     def _prefill(self, job: _Job, taken: set[int]) -> None:
         slot, ids = job.slot, job.prompt_ids
-        keep = min(_common_prefix(slot.ids, ids), len(ids) - 1)  # the last token is re-read for its logits
+        keep = min(common_prefix(slot.ids, ids), len(ids) - 1)  # the last token is re-read for its logits
         self._lib.llama_memory_seq_rm(self._memory, slot.seq_id, keep, -1)
         del slot.ids[keep:]
-        donor = max(self._slots, key=lambda s: _common_prefix(s.ids, ids))
-        shared = min(_common_prefix(donor.ids, ids), len(ids) - 1)
+        donor = max(self._slots, key=lambda s: common_prefix(s.ids, ids))
+        shared = min(common_prefix(donor.ids, ids), len(ids) - 1)
         if shared > keep:
             # Another sequence holds a longer prefix (a GRPO group's samples share their
             # prompt): share its cells instead of evaluating the same tokens again.
@@ -399,15 +399,6 @@ def sample_token(logits: np.ndarray, params: SamplingParams, rng: Any) -> tuple[
     logprobs -= np.log(np.exp(logprobs).sum())
     choice = int(rng.choice(len(candidates), p=np.exp(logprobs)))
     return int(candidates[choice]), float(logprobs[choice])
-
-
-def _common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    n = 0
-    for x, y in zip(a, b):
-        if x != y:
-            break
-        n += 1
-    return n
 
 
 def _hits_stop(pieces: bytearray, stops: Sequence[str]) -> bool:

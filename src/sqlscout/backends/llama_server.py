@@ -44,25 +44,22 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Sequence
 from urllib.error import HTTPError, URLError
 from urllib.request import Request, urlopen
 
-from sqlscout.backends.base import Backend, Generation, GenerationRequest, SamplingParams
+from sqlscout.backends.base import Backend, Generation, GenerationRequest, SamplingParams, common_prefix
+from sqlscout.backends.jump_forward import JumpForward
 from sqlscout.env.chat import ChatFormat, ChatML
-from sqlscout.env.grammar import CALL_HEAD, after_name, jump_names, name_gbnf
-from sqlscout.env.tools import TOOLS
+from sqlscout.env.grammar import jump_names
 from sqlscout.errors import BackendError, ConfigError
 
 __all__ = ["LlamaServerBackend", "LlamaServerConfig", "PromptCacheStats", "auto_threads", "common_prefix"]
 
 # A shared prefix shorter than this is cheaper to evaluate again than to save and restore.
 _MIN_SHARED = 32
-# What may follow forced text in a reply of calls: a newline and the next call, the end, a
-# value's first characters. Forced tokens are those every one of these leaves unchanged.
-_PROBES = ("", "\n", '\n{"', " ", '"', "}", "S", "s", "A", "a", "1", "_", "(", "*", ",", ".", "<|im_end|>")
 
 
 @dataclass(frozen=True)
@@ -161,25 +158,6 @@ def auto_threads() -> int:
     return max(1, min(cores, cores - int(busy + 0.5)))
 
 
-def common_prefix(a: Sequence[int], b: Sequence[int]) -> int:
-    """Length of the common prefix of two token lists.
-
-    >>> common_prefix([1, 2, 3], [1, 2, 4, 5])
-    2
-    """
-    n = min(len(a), len(b))
-    if a[:n] == b[:n]:
-        return n
-    low, high = 0, n  # a[:low] == b[:low] and a[:high] != b[:high]; slices compare in C
-    while high - low > 1:
-        middle = (low + high) // 2
-        if a[:middle] == b[:middle]:
-            low = middle
-        else:
-            high = middle
-    return low
-
-
 @dataclass
 class _Slot:
     index: int
@@ -272,7 +250,7 @@ class LlamaServerBackend(Backend):
         self._lock = threading.Lock()  # slots, saved states, stats, the clock
         self._slot_freed = threading.Condition(self._lock)
         self._pool = ThreadPoolExecutor(self.config.slots, thread_name_prefix="sqlscout-llama")
-        self._forced_ids: dict[tuple[str, bool], tuple[list[int], str]] = {}
+        self._jumper = JumpForward(self.tokenize, self.detokenize)
 
     # -- Backend interface -----------------------------------------------------------
 
@@ -332,8 +310,14 @@ class LlamaServerBackend(Backend):
         )
         try:
             self._fill(slot, ids)
+            forced = 0
             if jump:
-                data, timings = self._jump(request, ids, slot.index)
+                assert request.constraint is not None
+
+                def sample(grammar: str, budget: int, stop: str | None, reply: list[int]) -> dict[str, Any]:
+                    return self._sample(request.params, ids + reply, slot.index, grammar, budget, stop)
+
+                data, timings, forced = self._jumper.reply(request.constraint, request.params.max_tokens, sample)
             else:
                 grammar = request.constraint.gbnf() if request.constraint is not None else None
                 data = self._post("/completion", self._body(request.params, ids, slot.index, grammar))
@@ -344,12 +328,14 @@ class LlamaServerBackend(Backend):
         finally:
             self._release(slot, held)
         tokens = held[len(ids) :]
-        reused, evaluated = sum(int(t.get("cache_n", 0)) for t in timings[:1]), sum(int(t.get("prompt_n", 0)) for t in timings)
+        reused = int(timings[0].get("cache_n", 0)) if timings else 0  # the later requests re-send the prompt
+        evaluated = sum(int(t.get("prompt_n", 0)) for t in timings)
         prefill_s = sum(float(t.get("prompt_ms", 0.0)) for t in timings) / 1000
         decode_s = sum(float(t.get("predicted_ms", 0.0)) for t in timings) / 1000
         with self._lock:
             s = self.stats
             s.requests += 1
+            s.forced_tokens += forced
             s.prompt_tokens += len(ids)
             s.reused_tokens += reused
             s.evaluated_tokens += evaluated
@@ -369,100 +355,16 @@ class LlamaServerBackend(Backend):
             decode_s=decode_s,
         )
 
-    def _jump(self, request: GenerationRequest, ids: list[int], slot: int) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-        """One reply of call lines, jump-forward (``LlamaServerConfig.jump_forward``): text
-        the grammar forces goes into the prompt, evaluated at once, and the model samples
-        where the grammar leaves a choice: the tool's name, then the arguments and any
-        further calls, each jumped in turn (a newline ends a call's request). The tokens
-        of a forced run that could merge with what follows are left to the model, under a
-        grammar that allows only that text (see :meth:`_forced`). Returns the last
-        response with ``tokens`` holding the whole reply, and the timings of every request."""
-        assert request.constraint is not None
-        params = request.params
-        reply: list[int] = []
-        written: list[str] = [""]  # the reply's text so far
-        timings: list[dict[str, Any]] = []
-
-        def sample(grammar: str, budget: int, stop: str | None = None) -> dict[str, Any]:
-            body = self._body(params, ids + reply, slot, grammar)
-            body["n_predict"] = min(body["n_predict"], budget)
-            if stop is not None:
-                body["stop"] = [*body.get("stop", []), stop]
-            data = self._post("/completion", body)
-            timings.append(data.get("timings") or {})
-            new = [int(t) for t in data.get("tokens") or []]
-            reply.extend(new)
-            written[0] += self.detokenize(new)
-            return data
-
-        def force(target: str, whole: bool = False) -> str:
-            """Write ``target``'s part after the reply so far (all but its last token unless
-            ``whole``); the rest, for the model to write."""
-            tokens, kept = self._forced(target[len(written[0]) :], whole)
-            reply.extend(tokens)
-            with self._lock:
-                self.stats.forced_tokens += len(tokens)
-            written[0] += kept
-            return target[len(written[0]) :]
-
-        data: dict[str, Any] = {}
-        grammar = request.constraint
-        line = ""  # where the call line starts: the reply so far, up to its last newline
-        while True:  # one call line at a time
-            candidates = jump_names(grammar) or ()
-            head = line + CALL_HEAD
-            if len(candidates) > 1:
-                left = force(head)
-                stage = len(written[0])  # the model writes `left`, the name and its closing quote
-                while len(candidates) > 1:  # a token at a time, until the name is decided
-                    if len(reply) >= params.max_tokens:
-                        return {**data, "tokens": reply, "stop_type": "limit"}, timings
-                    done, before = len(written[0]) - stage, len(written[0])
-                    data = sample(name_gbnf(tuple((left + n + '"')[done:] for n in candidates)), 1)
-                    candidates = tuple(n for n in candidates if (head + n + '"').startswith(written[0]))
-                    if len(written[0]) == before or not candidates:
-                        raise BackendError(f"llama.cpp left the call grammar: wrote {written[0]!r} for a call")
-            forced, rest = after_name(grammar, candidates[0])
-            target = head + candidates[0] + forced
-            if rest is None:  # nothing is left to choose: the call, and the reply, are complete
-                force(target, whole=True)
-                return {**data, "tokens": reply, "stop_type": "eos"}, timings
-            left = force(target)
-            budget = params.max_tokens - len(reply)
-            if budget <= 0:
-                return {**data, "tokens": reply, "stop_type": "limit"}, timings
-            root, _, rules = rest.partition("\n")
-            rest = root.replace("root ::= ", f"root ::= {json.dumps(left)} ", 1) + "\n" + rules if left else rest
-            more = grammar.max_calls > 1 and not TOOLS[candidates[0]].ends_episode
-            data = sample(rest, budget, "\n" if more else None)
-            line = written[0][: written[0].rfind("\n") + 1]
-            if not (more and data.get("stop_type") == "word" and line and CALL_HEAD.startswith(written[0][len(line) :])):
-                return {**data, "tokens": reply}, timings
-            # The model opened another call: the next one is jumped too, from the tools that
-            # may follow a first call (the exploring ones), one call fewer.
-            explore = tuple(t for t in (grammar.tools or TOOLS) if not TOOLS[t].ends_episode)
-            grammar = replace(grammar, tools=explore, max_calls=grammar.max_calls - 1)
-
-    def _forced(self, text: str, whole: bool) -> tuple[list[int], str]:
-        """Token ids of forced text and the text they spell: all of it when ``whole``, else
-        only the tokens that stay the same whatever follows (``... {}}`` is `` {``, ``}}``
-        alone but `` {}``, ``}\\n`` before a newline: the model must be free to write the
-        tokens it would), which leaves at least the last token to the model. The few
-        strings a grammar forces recur: cached."""
-        if not text:
-            return [], ""
-        key = (text, whole)
-        found = self._forced_ids.get(key)
-        if found is None:
-            tokens = self.tokenize(text)
-            if not whole:
-                for probe in _PROBES:
-                    tokens = tokens[: common_prefix(tokens, self.tokenize(text + probe))]
-                tokens = tokens[: len(self.tokenize(text)) - 1]
-            spelled = self.detokenize(tokens) if tokens else ""
-            found = (tokens, spelled) if text.startswith(spelled) else ([], "")  # exact, or nothing forced
-            self._forced_ids[key] = found
-        return list(found[0]), found[1]
+    def _sample(
+        self, params: SamplingParams, ids: list[int], slot: int, grammar: str, budget: int, stop: str | None
+    ) -> dict[str, Any]:
+        """One jump-forward request: ``ids`` continued under ``grammar``, at most ``budget``
+        tokens, stopping also at ``stop``."""
+        body = self._body(params, ids, slot, grammar)
+        body["n_predict"] = min(body["n_predict"], budget)
+        if stop is not None:
+            body["stop"] = [*body.get("stop", []), stop]
+        return self._post("/completion", body)
 
     def _body(self, params: SamplingParams, ids: list[int], slot: int, grammar: str | None = None) -> dict[str, Any]:
         left = self.config.n_ctx - len(ids)

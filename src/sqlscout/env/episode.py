@@ -372,7 +372,7 @@ class Episode(EpisodeBase):
         defer = self.config.defer_mixed_submit and any(c.tool != "submit_sql" for c in parsed.calls)
         limit = self.config.turn_time_limit_s
         turn_ends = None if limit is None else time.monotonic() + limit
-        for call in parsed.calls:
+        for i, call in enumerate(parsed.calls):
             key = call.key() if several else ""
             if key in seen:
                 seen[key].repeats += 1
@@ -394,21 +394,21 @@ class Episode(EpisodeBase):
             if outcome.ends_episode:
                 self._finish(outcome.sql, AnswerSource.SUBMIT_SQL, StopReason.SUBMITTED)
                 return None
-            note = REPAIR_RUN + "\n" if key in swapped or (not several and swapped) else ""
+            note = REPAIR_RUN + "\n" if i in swapped else ""
             parts.append(f"{note}Result {len(record.calls)} of {_describe(call)}:\n{outcome.text}")
         parts += [f"Error: {e}" for e in parsed.errors]
         return "\n\n".join(parts)
 
-    def _swap_repaired(self, calls: list[ToolCall]) -> set[str]:
+    def _swap_repaired(self, calls: list[ToolCall]) -> set[int]:
         """``query_hints``: each ``run_query`` that repeats a failed query whose hint showed a
         repair that compiles is replaced by that repair (the small models copy their failed
-        reply word for word, corrected query or not); the keys of the replacements."""
+        reply word for word, corrected query or not); the positions of the replacements."""
         swapped = set()
         for i, call in enumerate(calls):
             sql = call.args.get("sql")
             if call.tool == "run_query" and isinstance(sql, str) and sql in self._repairs and call.key() in self._failed:
                 calls[i] = ToolCall("run_query", {"sql": self._repairs[sql]})
-                swapped.add(calls[i].key())
+                swapped.add(i)
         return swapped
 
     def _with_hint(self, call: ToolCall, outcome: ToolOutcome) -> ToolOutcome:
@@ -484,13 +484,13 @@ class Episode(EpisodeBase):
         rounds_done = sum(1 for r in self.rounds if not r.final)
         if self._repeated and not self._must_submit:
             self._final_reason = StopReason.REPEATED_CALLS
-            message = results + "\n\n" + final_turn_message(LIMIT_REASONS["repeat"], self.last_good_sql, self._last_repair)
+            message = results + "\n\n" + self._final_message("repeat")
         elif self.failed_streak >= self.config.max_failed_queries:
             self._final_reason = StopReason.FAILED_QUERY_LIMIT
-            message = results + "\n\n" + final_turn_message(LIMIT_REASONS["failures"], self.last_good_sql, self._last_repair)
+            message = results + "\n\n" + self._final_message("failures")
         elif rounds_done >= self.config.max_rounds:
             self._final_reason = StopReason.ROUND_LIMIT
-            message = results + "\n\n" + final_turn_message(LIMIT_REASONS["rounds"], self.last_good_sql, self._last_repair)
+            message = results + "\n\n" + self._final_message("rounds")
         else:
             if self._must_submit:
                 hint = SUBMIT_AFTER_REPEAT + "\n"
@@ -505,7 +505,7 @@ class Episode(EpisodeBase):
         if self.tokens_used + n + self.config.final_turn_reserve > self.config.token_budget:
             # Not enough room to show the results and still answer: ask for the answer now.
             self._final_reason = StopReason.BUDGET_EXHAUSTED
-            message = final_turn_message(LIMIT_REASONS["budget"], self.last_good_sql, self._last_repair)
+            message = self._final_message("budget")
             glue = self._glue(completion, message)
             n = self.counter.count(glue)
             if self.tokens_used + n + self.config.final_turn_reserve > self.config.token_budget:
@@ -516,6 +516,9 @@ class Episode(EpisodeBase):
         record.observation = message
         record.observation_tokens = n
         return message
+
+    def _final_message(self, reason: str) -> str:
+        return final_turn_message(LIMIT_REASONS[reason], self.last_good_sql, self._last_repair)
 
     def _glue(self, completion: str, message: str) -> str:
         ended = any(completion.endswith(s) for s in self.chat.stop)

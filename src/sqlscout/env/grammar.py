@@ -269,7 +269,7 @@ def after_name(grammar: ReplyGrammar, tool_name: str) -> tuple[str, str | None]:
     elif first.json_type() == "string":
         value = 'char+ "\\""'
     else:
-        value, forced = _JSON_RULE[first.json_type()], forced
+        value = _JSON_RULE[first.json_type()]
     if first.json_type() == "string":
         forced += '"'
     body = "".join(f' "," ws {_param_item(p, tables)}' for p in required[1:])

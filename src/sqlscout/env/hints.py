@@ -93,7 +93,7 @@ def _visible_sources(schema: Schema, sql: str, at: int | None) -> list[tuple[int
         if table is None:
             continue
         inner = [sp for sp in spans if sp[0] < match.start() < sp[1]]
-        level = _innermost(spans, match.start())
+        level = max(inner) if inner else None  # the innermost parenthesis around it
         if seen_from is not None:
             if level is not None and level not in seen_from:
                 continue  # its innermost parenthesis does not hold `at`
