@@ -374,3 +374,29 @@ def test_jump_forward_writes_what_the_grammar_forces_and_samples_the_rest(
     only = ReplyGrammar(TurnKind.CALLS, ThinkMode.NONE, reasoning_lines=0, tools=("submit_sql",), submittable=("SELECT Name FROM Genre",))
     done = server_backend.generate([GenerationRequest(params, prompt=prompt, constraint=only)])[0]
     assert done.text == '{"tool": "submit_sql", "args": {"sql": "SELECT Name FROM Genre"}}' and done.decode_s == 0.0
+
+
+def test_auto_threads_counts_the_cores_idle_now_not_the_last_minute() -> None:
+    """Every core busy: one thread. (The load average, its old measure, still counts
+    work that ended a moment ago and gave one thread of two on an idle machine.)"""
+    import multiprocessing
+
+    from sqlscout.backends.llama_server import auto_threads
+
+    cores = multiprocessing.cpu_count()
+    spinners = [multiprocessing.Process(target=_spin, args=(2.0,), daemon=True) for _ in range(cores)]
+    for p in spinners:
+        p.start()
+    try:
+        time.sleep(0.3)
+        assert auto_threads(0.3) == 1
+    finally:
+        for p in spinners:
+            p.terminate()
+            p.join()
+
+
+def _spin(seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass

@@ -60,7 +60,7 @@ def test_the_seed_model_keeps_its_protocol_and_untrained_presets_are_constrained
     assert seed.schema is SchemaMode.WITHHELD and seed.reasoning_lines == EpisodeConfig().reasoning_lines
     for name in ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"):
         small = PRESETS[name].episode
-        assert small.constrain and small.guided_start and small.submit_tested and small.end_on_repeat
+        assert small.constrain and small.guided_start and small.submit_tested and small.end_on_repeat and small.rerun_submits
         assert small.schema is SchemaMode.FULL and small.reasoning_lines == 0
 
 
@@ -294,3 +294,47 @@ def test_a_loop_held_to_tested_queries_must_submit_one_of_them(db: Database, tas
     looping.step(call("list_tables"))
     looping.step(call("list_tables"))
     assert looping.in_final_turn and looping.request().constraint.kind is TurnKind.FINAL_SQL
+
+
+def test_a_tested_query_sent_to_run_query_again_is_taken_as_the_answer(db: Database, task: Task) -> None:
+    ep = Episode(task, db, EpisodeConfig(rerun_submits=True))
+    ep.step(call("run_query", sql=COUNT))
+    # the model looks around and runs the same query again: it chose it twice
+    assert ep.step(call("list_tables") + "\n" + call("run_query", sql=COUNT)) is None
+    result = ep.result()
+    assert (result.final_sql, result.stop_reason, result.answer_source) == (COUNT, StopReason.RERUN, AnswerSource.RERUN)
+    assert [c.tool for c in ep.rounds[-1].calls] == ["run_query"]  # list_tables did not run
+    assert ep.rounds[-1].calls[0].output.startswith("Not run again")
+    assert EpisodeResult.from_dict(json.loads(json.dumps(result.to_dict()))).stop_reason is StopReason.RERUN
+
+
+@pytest.mark.parametrize(
+    "first, second",
+    [
+        (call("run_query", sql="SELECT Name FROM Genre LIMIT 5"), call("run_query", sql="SELECT Name FROM Genre LIMIT 5")),
+        (call("run_query", sql="SELECT Nme FROM Genre"), call("run_query", sql="SELECT Nme FROM Genre")),
+        (call("run_query", sql=COUNT), call("run_query", sql=COUNT + " ")),
+        (call("run_query", sql=COUNT) + "\n" + call("run_query", sql=COUNT), call("list_tables")),
+    ],
+    ids=["held-back-limit", "failed-query", "not-verbatim", "same-reply"],
+)
+def test_only_a_verbatim_rerun_of_a_query_that_ran_in_an_earlier_reply_is_an_answer(
+    db: Database, task: Task, first: str, second: str
+) -> None:
+    config = EpisodeConfig(rerun_submits=True, query_hints=True)
+    ep = Episode(replace(task, question="List the genre names."), db, config)
+    ep.step(first)
+    assert ep.step(second) is not None and not ep.done
+
+
+def test_a_rerun_beside_a_submission_leaves_the_submission_its_own(db: Database, task: Task) -> None:
+    ep = Episode(task, db, EpisodeConfig(rerun_submits=True))
+    ep.step(call("run_query", sql=COUNT))
+    ep.step(call("run_query", sql=COUNT) + "\n" + call("submit_sql", sql=COUNT))
+    assert ep.result().stop_reason is StopReason.SUBMITTED
+
+
+def test_without_rerun_submits_a_tested_query_runs_again(db: Database, task: Task) -> None:
+    ep = Episode(task, db, EpisodeConfig())
+    ep.step(call("run_query", sql=COUNT))
+    assert "Result 1 of run_query" in ep.step(call("run_query", sql=COUNT)) and not ep.done

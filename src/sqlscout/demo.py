@@ -83,6 +83,7 @@ def describe_choice(model: str, episode: EpisodeConfig, samples: int = 1) -> str
                 ("loops ended", episode.end_on_repeat),
                 ("submit hint", episode.submit_hint),
                 ("query repair hints", episode.query_hints),
+                ("a tested query run again taken as the answer", episode.rerun_submits),
                 ("worked example", episode.worked_example),
             )
             if on

@@ -72,8 +72,8 @@ class LlamaServerConfig:
         slots: requests decoded together (set it to the number of episodes in flight, so
             every episode keeps its prefix in a slot of its own).
         n_batch: most prompt tokens evaluated per llama.cpp call.
-        n_threads: CPU threads; None takes the cores that are idle now (see
-            :func:`auto_threads`): llama.cpp's threads wait for each other every step, so
+        n_threads: CPU threads; None takes the cores that are idle now (a tenth of a
+            second of /proc/stat, :func:`auto_threads`): llama.cpp's threads wait for each other every step, so
             a thread on a busy core slows all of them.
         seed: seeds the sampler for requests without a seed of their own.
         share_prefixes: evaluate a prefix that several new requests share once, and
@@ -144,18 +144,44 @@ class PromptCacheStats:
         )
 
 
-def auto_threads() -> int:
-    """CPU threads for llama.cpp: the cores idle over the last minute, at least one.
+def auto_threads(probe_s: float = 0.1) -> int:
+    """CPU threads for llama.cpp: the cores idle now, at least one.
+
+    "Now" is the CPU time /proc/stat counts as idle over ``probe_s`` seconds; the
+    one-minute load average (where there is no /proc/stat) still counts work that has
+    just ended, so on a machine left idle a moment ago it takes one core of two and
+    halves the speed.
 
     >>> 1 <= auto_threads() <= (os.cpu_count() or 1)
     True
     """
     cores = os.cpu_count() or 1
+    idle = _idle_cores(probe_s)
+    if idle is None:
+        try:
+            idle = cores - os.getloadavg()[0]
+        except OSError:  # no load average on this platform
+            return max(1, cores // 2)
+    return max(1, min(cores, int(idle + 0.5)))
+
+
+def _idle_cores(probe_s: float) -> float | None:
+    """How many cores were idle over the next ``probe_s`` seconds (Linux), else None."""
+
+    def ticks() -> tuple[int, int]:
+        with open("/proc/stat", encoding="ascii") as stat:
+            fields = [int(v) for v in stat.readline().split()[1:]]
+        return sum(fields[:8]), fields[3] + fields[4]  # all but guest time; idle + iowait
+
     try:
-        busy = os.getloadavg()[0]
-    except OSError:  # no load average on this platform
-        return max(1, cores // 2)
-    return max(1, min(cores, cores - int(busy + 0.5)))
+        total, idle = ticks()
+        time.sleep(probe_s)
+        total2, idle2 = ticks()
+    except (OSError, ValueError, IndexError):
+        return None
+    if total2 <= total:
+        return None
+    return (os.cpu_count() or 1) * (idle2 - idle) / (total2 - total)
 
 
 @dataclass

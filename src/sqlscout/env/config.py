@@ -57,6 +57,11 @@ class EpisodeConfig:
             drop it; with ``end_on_repeat``, a reply repeating only failed calls while
             nothing has run is sent once to look at the tables (the next reply may only
             call the looking tools) instead of ending the exploration.
+        rerun_submits: a ``run_query`` that sends again, verbatim, a query that ran without
+            error in an earlier reply (and was not held back for an unasked ``LIMIT``)
+            ends the episode with that query as the answer (stop reason ``rerun``): the
+            model saw its result and chose it again, where small models go on to wander
+            instead of submitting it.
         draft_first: with the schema shown, the first reply is the query itself in a
             ```sql block, as single-shot writes it (under ``constrain``, the final-turn
             grammar); it runs as a ``run_query`` call and the episode goes on with the
@@ -83,6 +88,7 @@ class EpisodeConfig:
     reasoning_lines: int = 3
     query_hints: bool = False
     draft_first: bool = False
+    rerun_submits: bool = False
     turn_time_limit_s: float | None = 20.0
 
     def __post_init__(self) -> None:

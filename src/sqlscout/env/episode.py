@@ -43,6 +43,7 @@ from sqlscout.env.prompts import (
     PROMPT_VERSION,
     REPEATED_CALLS,
     REPAIR_RUN,
+    RERUN_TAKEN,
     REPEATED_FAILURE,
     SUBMIT_AFTER_REPEAT,
     SUBMIT_HINT,
@@ -357,6 +358,11 @@ class Episode(EpisodeBase):
                 return None
             return NO_CALL_MESSAGE
         swapped = self._swap_repaired(parsed.calls) if self.config.query_hints else set()
+        rerun = self._rerun(parsed.calls) if self.config.rerun_submits else None
+        if rerun is not None:
+            record.calls.append(CallRecord("run_query", {"sql": rerun}, True, RERUN_TAKEN, 0.0))
+            self._finish(rerun, AnswerSource.RERUN, StopReason.RERUN)
+            return None
         look_first, self._look_first = self._look_first, False
         if self.config.end_on_repeat and self._only_repeats(parsed.calls):
             if self._redirects(parsed.calls) and not look_first:
@@ -410,6 +416,18 @@ class Episode(EpisodeBase):
                 calls[i] = ToolCall("run_query", {"sql": self._repairs[sql]})
                 swapped.add(i)
         return swapped
+
+    def _rerun(self, calls: list[ToolCall]) -> str | None:
+        """``rerun_submits``: the first query of ``calls`` that ran without error in an
+        earlier reply and is sent to ``run_query`` again, verbatim; None when there is
+        none, or when the reply submits (its own submission then counts)."""
+        if any(c.tool == "submit_sql" for c in calls):
+            return None
+        for call in calls:
+            sql = call.args.get("sql")
+            if call.tool == "run_query" and isinstance(sql, str) and sql in self._tested:
+                return sql
+        return None
 
     def _with_hint(self, call: ToolCall, outcome: ToolOutcome) -> ToolOutcome:
         """``query_hints``: a failed query's error with a repair hint, a query that ran with

@@ -24,6 +24,7 @@ class StopReason(str, Enum):
     FAILED_QUERY_LIMIT = "failed_query_limit"  # too many failed run_query in a row; final turn forced
     BUDGET_EXHAUSTED = "budget_exhausted"  # the token budget ran out
     REPEATED_CALLS = "repeated_calls"  # a reply only repeated earlier calls (end_on_repeat); final turn forced
+    RERUN = "rerun"  # a run_query ran again a query that had run (rerun_submits): taken as the answer
     BACKEND_ERROR = "backend_error"  # the model backend failed; see EpisodeResult.error
 
 
@@ -34,6 +35,7 @@ class AnswerSource(str, Enum):
     DIRECT = "direct"  # SQL in a reply without tool calls
     FINAL_TURN = "final_turn"  # the answer to the forced final turn
     FALLBACK = "fallback"  # the last query that ran without error
+    RERUN = "rerun"  # a query that had run, sent to run_query again (rerun_submits)
     NONE = "none"  # nothing to answer with
 
 

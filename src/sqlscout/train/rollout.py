@@ -28,11 +28,11 @@ from sqlscout.train.advantages import group_advantages, is_uniform
 __all__ = ["MODEL_STOPS", "Group", "collect_groups", "gold_result", "model_ended"]
 
 # The ways an episode ends that the model chose (it answered, or spent its rounds, its
-# failed queries or its budget, or looped on calls it had made). Anything else — a backend failure, or a stop reason
+# failed queries or its budget, looped on calls it had made, or ran a tested query again). Anything else — a backend failure, or a stop reason
 # added later that is not listed here — is not the model's doing.
 MODEL_STOPS = frozenset(
     {StopReason.SUBMITTED, StopReason.ANSWERED, StopReason.ROUND_LIMIT, StopReason.FAILED_QUERY_LIMIT,
-     StopReason.BUDGET_EXHAUSTED, StopReason.REPEATED_CALLS}
+     StopReason.BUDGET_EXHAUSTED, StopReason.REPEATED_CALLS, StopReason.RERUN}
 )  # fmt: skip
 
 
