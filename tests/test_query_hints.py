@@ -164,7 +164,7 @@ def test_the_episode_adds_the_hint_only_when_asked(db: Database) -> None:
     ep = Episode(task, db, EpisodeConfig(query_hints=True))
     shown = ep.step(step)
     assert "write T2.Title" in shown and "Corrected, it compiles" in shown
-    assert ep.prompt_version.endswith("+fix3")
+    assert ep.prompt_version.endswith("+fix4")
     assert ep.rounds[0].calls[0].output.endswith("```")  # the record holds what the model saw
     assert not PRESETS["sqale-2b"].episode.query_hints  # the seed's protocol, as trained
 
@@ -303,8 +303,44 @@ def test_the_final_turn_offers_the_last_repair_when_no_query_ran(db: Database) -
 def test_a_repair_never_compares_a_column_with_itself(db: Database) -> None:
     # From the demo's trace: "T2.ArtistId" in a join condition, repaired to the alias that
     # has the column, gave "ON T1.ArtistId = T1.ArtistId": it compiles, and joins nothing.
-    text = hint(db, "SELECT T1.Name FROM Artist AS T1 JOIN Track AS T2 ON T1.ArtistId = T2.ArtistId GROUP BY T1.Name")
+    sql = "SELECT T1.Name FROM Artist AS T1 JOIN Track AS T2 ON T1.ArtistId = T2.ArtistId GROUP BY T1.Name"
+    text = query_hint(db.schema, sql, error_of(db, sql), compiles(db), "Which artist has the most tracks?")
     assert text is not None and text.startswith("Hint: T2 is Track") and "```" not in text
+    assert "T1.ArtistId" not in text and "join it on Track.AlbumId = Album.AlbumId" in text
     # A comparison the query already made is not the repair's doing.
     kept = hint(db, "SELECT a.Titel FROM Album a WHERE a.AlbumId = a.AlbumId")
     assert kept is not None and repaired(kept) == "SELECT a.Title FROM Album a WHERE a.AlbumId = a.AlbumId"
+
+
+@pytest.mark.parametrize(
+    "sql, question, expected",
+    [
+        # From the demo's trace: the model joined PlaylistTrack for Track.
+        (
+            "SELECT Genre.Name FROM Genre JOIN PlaylistTrack ON Genre.GenreId = PlaylistTrack.GenreId GROUP BY Genre.Name",
+            "Which genre has the most tracks?",
+            "SELECT Genre.Name FROM Genre JOIN Track ON Genre.GenreId = Track.GenreId GROUP BY Genre.Name",
+        ),
+        (
+            "SELECT T1.Name FROM Artist AS T1 JOIN Track AS T2 ON T1.ArtistId = T2.ArtistId GROUP BY T1.Name",
+            "Which artist has the most albums?",
+            "SELECT T1.Name FROM Artist AS T1 JOIN Album AS T2 ON T1.ArtistId = T2.ArtistId GROUP BY T1.Name",
+        ),
+        # every column read through the wrong table must be in the one read instead
+        (
+            "SELECT g.Name FROM Genre g JOIN PlaylistTrack p ON g.GenreId = p.GenreId WHERE p.PlaylistId = 1",
+            "Which genres does playlist 1 hold?",
+            None,
+        ),
+    ],
+)
+def test_a_joined_table_without_the_join_column_is_replaced_by_the_one_that_has_it(
+    db: Database, sql: str, question: str, expected: str | None
+) -> None:
+    text = query_hint(db.schema, sql, error_of(db, sql), compiles(db), question)
+    assert text is not None
+    if expected is None:
+        assert text.startswith("Hint: p is PlaylistTrack") and "in place of" not in text and "g.GenreId" not in text
+    else:
+        assert "in place of" in text and repaired(text) == expected
+        db.execute(expected)

@@ -440,7 +440,7 @@ class Episode(EpisodeBase):
             if hint is not None:
                 self._cut.add(sql)
         else:
-            found = repair_hint(self.db.schema, sql, outcome.text, self._compiles)
+            found = repair_hint(self.db.schema, sql, outcome.text, self._compiles, self.task.question)
             hint = None if found is None else found.text
             if found is not None and found.repaired is not None:
                 self._repairs[sql] = self._last_repair = found.repaired

@@ -148,14 +148,14 @@ def _names_for(sources: dict[str, tuple[Table, str]], table: Table) -> str:
 
 
 def query_hint(
-    schema: Schema, sql: str, error: str, compiles: Callable[[str], bool] | None = None
+    schema: Schema, sql: str, error: str, compiles: Callable[[str], bool] | None = None, question: str | None = None
 ) -> str | None:
     """A one-line repair hint for ``sql``, which failed with ``error``; None when there is none.
 
     ``compiles`` checks a repaired query; when given and the repair compiles, the hint
     shows the repaired query.
     """
-    found = repair_hint(schema, sql, error, compiles)
+    found = repair_hint(schema, sql, error, compiles, question)
     return None if found is None else found.text
 
 
@@ -166,9 +166,11 @@ class Hint:
 
 
 def repair_hint(
-    schema: Schema, sql: str, error: str, compiles: Callable[[str], bool] | None = None
+    schema: Schema, sql: str, error: str, compiles: Callable[[str], bool] | None = None, question: str | None = None
 ) -> Hint | None:
-    """:func:`query_hint` with the repaired query it shows, if any."""
+    """:func:`query_hint` with the repaired query it shows, if any. ``question``, when
+    given, decides between reading another table in place of one that lacks a joined
+    column and joining the table that has it: a table the question names is kept."""
     if _AGGREGATE.search(error):
         return Hint(AGGREGATE_HINT, None)
     match = _NO_SUCH_COLUMN.search(error)
@@ -206,11 +208,23 @@ def repair_hint(
         )
     ]
     candidate: str | None = None  # a repaired query, to show if it compiles
-    if holders:
+    # Qualifying the column with the table it is compared with would compare it with
+    # itself: the query read the wrong table, and a table that has the column is wanted.
+    wrong_table = bool(
+        ref is not None
+        and holders
+        and _self_comparisons(_replace_reference(sql, written, _qualified(sources, holders[0], column)))
+        - _self_comparisons(sql)
+    )
+    swap = _table_swap(schema, sql, qualifier, ref, column, in_query, question) if wrong_table and ref is not None else None
+    if swap is not None:
+        parts.append(swap[0])
+        candidate = swap[1]
+    elif holders and not wrong_table:
         holder = holders[0]
-        name, real = _names_for(sources, holder), _holder(holder, column)
-        parts.append(f"{column} is a column of {holder.name}, which this query calls {name}: write {name}.{real}")
-        fix = (written, f"{name}.{real}")
+        name = _names_for(sources, holder)
+        parts.append(f"{column} is a column of {holder.name}, which this query calls {name}: write {_qualified(sources, holder, column)}")
+        fix = (written, _qualified(sources, holder, column))
     elif out_of_scope:
         # SQLite resolves a name only against the FROM of its own query and those around it.
         parts.append(
@@ -226,9 +240,9 @@ def repair_hint(
         fix = (written, f"{name}.{real}")
     if fix:
         candidate = _replace_reference(sql, *fix)
-    elif not out_of_scope and elsewhere:
+    elif candidate is None and not out_of_scope and elsewhere:
         target = elsewhere[0]
-        path = _join_path(schema, used or in_query, target)
+        path = _join_path(schema, [ref] if wrong_table and ref is not None else used or in_query, target)
         parts.append(
             f"{_holder(target, column)} is a column of {target.name}, which this query does not read"
             + ("; join it on " + " AND ".join(fk.plain_condition() for fk in path[1]) if path else "")
@@ -248,6 +262,55 @@ def repair_hint(
     ):
         return Hint(text + f" Corrected, it compiles:\n```sql\n{candidate}\n```", candidate)
     return Hint(text, None)
+
+
+def _named(table: str, question: str) -> bool:
+    """Whether every word of a table's name (``PlaylistTrack``: playlist, track) is in
+    ``question``, plural or not."""
+    words = {w.lower().removesuffix("s") for w in re.findall(r"[A-Za-z]+", question)}
+    parts = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", table)
+    return bool(parts) and all(p.lower().removesuffix("s") in words for p in parts)
+
+
+def _qualified(sources: dict[str, tuple[Table, str]], table: Table, column: str) -> str:
+    return f"{_names_for(sources, table)}.{_holder(table, column)}"
+
+
+def _table_swap(
+    schema: Schema, sql: str, qualifier: str, ref: Table, column: str, in_query: list[Table], question: str | None
+) -> tuple[str, str] | None:
+    """(hint text, repaired query) reading another table in place of ``ref``, which the
+    query reads once and which lacks ``column``: the one table outside the query that has
+    ``column`` and every other column the query reads through ``qualifier`` (among
+    several, the one a foreign key links to the query's other tables); None if none is, or
+    if the question names ``ref`` and not that table (then ``ref`` is wanted, joined to the
+    table that has ``column``)."""
+    blank = _blank_literals(sql)
+    reads = [m for m in _SOURCE.finditer(sql) if _bare(m.group("table")).lower() == ref.name.lower()]
+    if len(reads) != 1:
+        return None
+    through = re.compile(rf"(?<![\w.$]){re.escape(qualifier)}\.(?P<column>{_IDENT})", re.IGNORECASE)
+    uses = list(through.finditer(blank))
+    needed = list(dict.fromkeys([column] + [_bare(m.group("column")) for m in uses]))
+    fits = [t for t in schema.tables if t not in in_query and all(_holder(t, c) for c in needed)]
+    others = {t.name for t in in_query if t is not ref}
+    if len(fits) > 1:
+        fits = [t for t in fits if any(fk.from_table == t.name and fk.to_table in others or fk.to_table == t.name and fk.from_table in others for fk in schema.foreign_keys)]
+    if len(fits) != 1:
+        return None
+    new = fits[0]
+    if question is not None and _named(ref.name, question) and not _named(new.name, question):
+        return None
+    name = _plain(new.name)
+    edits = [(reads[0].start("table"), reads[0].end("table"), name)]
+    if _bare(qualifier).lower() == ref.name.lower():  # no alias: the qualifier is the table's name
+        edits += [(m.start(), m.start("column") - 1, name) for m in uses]
+    repaired = sql
+    for start, end, text in sorted(edits, reverse=True):
+        repaired = repaired[:start] + text + repaired[end:]
+    also = f" (and {', '.join(needed[1:])}, which the query reads from it)" if len(needed) > 1 else ""
+    text = f"{column} is not in {ref.name}; {new.name} has it{also}: read {new.name} in place of {ref.name}"
+    return text, repaired
 
 
 _SELF_COMPARISON = re.compile(r"(?<![\w.$])([\w$]+\.[\w$]+)\s*(?:=|<>|!=)\s*\1(?![\w$.])", re.IGNORECASE)
