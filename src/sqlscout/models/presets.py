@@ -109,7 +109,6 @@ _SMALL_EPISODE = EpisodeConfig(
     submit_tested=True,
     reasoning_lines=0,
     query_hints=True,
-    rerun_submits=True,
 )
 
 PRESETS: dict[str, Preset] = {
