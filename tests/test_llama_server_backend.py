@@ -381,7 +381,7 @@ def test_auto_threads_counts_the_cores_idle_now_not_the_last_minute() -> None:
     work that ended a moment ago and gave one thread of two on an idle machine.)"""
     import multiprocessing
 
-    from sqlscout.backends.llama_server import auto_threads
+    from sqlscout.backends.threads import auto_threads
 
     cores = multiprocessing.cpu_count()
     spinners = [multiprocessing.Process(target=_spin, args=(2.0,), daemon=True) for _ in range(cores)]

@@ -21,13 +21,13 @@ the distribution it was drawn from (as the hf backend reports it).
 from __future__ import annotations
 
 import ctypes
-import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from sqlscout.backends.base import Backend, Generation, GenerationRequest, SamplingParams, common_prefix
+from sqlscout.backends.threads import auto_threads
 from sqlscout.env.chat import ChatFormat, ChatML
 from sqlscout.errors import BackendError, ConfigError
 
@@ -46,9 +46,9 @@ class LlamaCppConfig:
         slots: sequences kept in cache at once (set it to the number of episodes in
             flight so every episode keeps its prefix); also the widest decode batch.
         n_batch: most prompt tokens evaluated per llama.cpp call.
-        n_threads: CPU threads; None uses half the cores (llama.cpp's threads spin while
-            they wait for each other, so on a machine where anything else runs, all
-            cores is many times slower than half of them).
+        n_threads: CPU threads; None takes the cores idle at start
+            (:func:`sqlscout.backends.threads.auto_threads`): llama.cpp's threads spin
+            while they wait for each other, so a thread on a busy core slows all of them.
         seed: seeds the sampler for requests without a seed of their own.
     """
 
@@ -152,7 +152,7 @@ class LlamaCppBackend(Backend):
             self._model = _internals.LlamaModel(path_model=str(self.model_path), params=model_params, verbose=False)
         except ValueError as exc:
             raise BackendError(f"llama.cpp could not load {self.model_path}: {exc} (is it a GGUF file?)") from None
-        threads = self.config.n_threads or max(1, (os.cpu_count() or 2) // 2)
+        threads = self.config.n_threads or auto_threads()
         params = llama_cpp.llama_context_default_params()
         params.n_ctx = self.config.n_ctx
         params.n_batch = params.n_ubatch = self.config.n_batch

@@ -52,11 +52,12 @@ from urllib.request import Request, urlopen
 
 from sqlscout.backends.base import Backend, Generation, GenerationRequest, SamplingParams, common_prefix
 from sqlscout.backends.jump_forward import JumpForward
+from sqlscout.backends.threads import auto_threads
 from sqlscout.env.chat import ChatFormat, ChatML
 from sqlscout.env.grammar import jump_names
 from sqlscout.errors import BackendError, ConfigError
 
-__all__ = ["LlamaServerBackend", "LlamaServerConfig", "PromptCacheStats", "auto_threads", "common_prefix"]
+__all__ = ["LlamaServerBackend", "LlamaServerConfig", "PromptCacheStats", "common_prefix"]
 
 # A shared prefix shorter than this is cheaper to evaluate again than to save and restore.
 _MIN_SHARED = 32
@@ -73,7 +74,8 @@ class LlamaServerConfig:
             every episode keeps its prefix in a slot of its own).
         n_batch: most prompt tokens evaluated per llama.cpp call.
         n_threads: CPU threads; None takes the cores that are idle now (a tenth of a
-            second of /proc/stat, :func:`auto_threads`): llama.cpp's threads wait for each other every step, so
+            second of /proc/stat, :func:`sqlscout.backends.threads.auto_threads`):
+            llama.cpp's threads wait for each other every step, so
             a thread on a busy core slows all of them.
         seed: seeds the sampler for requests without a seed of their own.
         share_prefixes: evaluate a prefix that several new requests share once, and
@@ -142,46 +144,6 @@ class PromptCacheStats:
             f"{self.generated_tokens:,} generated in {self.decode_s:.1f}s"
             + (f" ({self.forced_tokens:,} of them forced by the grammar)" if self.forced_tokens else "")
         )
-
-
-def auto_threads(probe_s: float = 0.1) -> int:
-    """CPU threads for llama.cpp: the cores idle now, at least one.
-
-    "Now" is the CPU time /proc/stat counts as idle over ``probe_s`` seconds; the
-    one-minute load average (where there is no /proc/stat) still counts work that has
-    just ended, so on a machine left idle a moment ago it takes one core of two and
-    halves the speed.
-
-    >>> 1 <= auto_threads() <= (os.cpu_count() or 1)
-    True
-    """
-    cores = os.cpu_count() or 1
-    idle = _idle_cores(probe_s)
-    if idle is None:
-        try:
-            idle = cores - os.getloadavg()[0]
-        except OSError:  # no load average on this platform
-            return max(1, cores // 2)
-    return max(1, min(cores, int(idle + 0.5)))
-
-
-def _idle_cores(probe_s: float) -> float | None:
-    """How many cores were idle over the next ``probe_s`` seconds (Linux), else None."""
-
-    def ticks() -> tuple[int, int]:
-        with open("/proc/stat", encoding="ascii") as stat:
-            fields = [int(v) for v in stat.readline().split()[1:]]
-        return sum(fields[:8]), fields[3] + fields[4]  # all but guest time; idle + iowait
-
-    try:
-        total, idle = ticks()
-        time.sleep(probe_s)
-        total2, idle2 = ticks()
-    except (OSError, ValueError, IndexError):
-        return None
-    if total2 <= total:
-        return None
-    return (os.cpu_count() or 1) * (idle2 - idle) / (total2 - total)
 
 
 @dataclass

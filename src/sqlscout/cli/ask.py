@@ -88,7 +88,7 @@ def ask(
     samples: int = typer.Option(1, min=1, help="Episodes to run together; above 1 the answer is the query most of them agree on by its result (execution-guided selection)."),
     seed: int = typer.Option(0, help="Sampling seed."),
     temperature: Optional[float] = typer.Option(None, help="Sampling temperature (default: the model's)."),
-    threads: Optional[int] = typer.Option(None, help="CPU threads for llama-cpp (default: half the cores)."),
+    threads: Optional[int] = typer.Option(None, help="CPU threads for llama-cpp (default: the cores idle at start)."),
     cache_dir: Optional[Path] = typer.Option(None, envvar="SQLSCOUT_CACHE_DIR", help="Model cache (default: $XDG_CACHE_HOME/sqlscout)."),
     api_key: Optional[str] = typer.Option(None, envvar="OPENAI_API_KEY", help="API key for an openai server."),
     immutable: bool = typer.Option(False, "--immutable", help="The database does not change while read (read-only media, a WAL-mode copy): open it with SQLite's immutable=1."),
@@ -168,7 +168,7 @@ def demo(
     questions: Optional[int] = typer.Option(None, min=1, help="Run only the first N questions."),
     constrain: Optional[bool] = typer.Option(None, "--constrain/--no-constrain", help="Decode replies under the tool-call grammar (default: on for models not trained on the protocol)."),
     seed: int = typer.Option(0, help="Sampling seed."),
-    threads: Optional[int] = typer.Option(None, help="CPU threads for llama-cpp (default: half the cores)."),
+    threads: Optional[int] = typer.Option(None, help="CPU threads for llama-cpp (default: the cores idle at start)."),
     cache_dir: Optional[Path] = typer.Option(None, envvar="SQLSCOUT_CACHE_DIR", help="Model cache (default: $XDG_CACHE_HOME/sqlscout)."),
     api_key: Optional[str] = typer.Option(None, envvar="OPENAI_API_KEY", help="API key for an openai server."),
 ) -> None:

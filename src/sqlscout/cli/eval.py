@@ -75,7 +75,7 @@ def eval_command(
     cache_dir: Path = typer.Option(DEFAULT_CACHE, help="Where SQaLe and schema-condition databases are built, and gold results kept (shared with sqlscout score)."),
     max_batch: int = typer.Option(8, help="Episodes generated together."),
     tool_workers: int = typer.Option(4, help="Threads running tool calls."),
-    threads: Optional[int] = typer.Option(None, help="CPU threads for llama-cpp (default: all cores; 1 is faster on a busy machine)."),
+    threads: Optional[int] = typer.Option(None, help="CPU threads for llama-cpp (default: the cores idle at start)."),
     resume: bool = typer.Option(False, help="Continue the run in --out (same settings required)."),
     immutable: bool = typer.Option(False, "--immutable", help="The databases do not change while read (read-only media, WAL-mode benchmark copies): open them with SQLite's immutable=1."),
 ) -> None:

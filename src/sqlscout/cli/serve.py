@@ -28,7 +28,7 @@ ASK_TIMEOUT = typer.Option(300.0, help="Seconds one ask episode may take.")
 MAX_EPISODES = typer.Option(8, help="Most ask episodes at once (more are refused as busy).")
 MAX_ROUNDS = typer.Option(None, help="Tool rounds before the agent must answer (default: the model's).")
 SEED = typer.Option(0, help="Sampling seed of ask (a request may give its own).")
-THREADS = typer.Option(None, help="CPU threads for llama-cpp (default: half the cores).")
+THREADS = typer.Option(None, help="CPU threads for llama-cpp (default: the cores idle at start).")
 CACHE_DIR = typer.Option(None, envvar="SQLSCOUT_CACHE_DIR", help="Model cache (default: $XDG_CACHE_HOME/sqlscout).")
 API_KEY = typer.Option(None, envvar="OPENAI_API_KEY", help="API key for an openai server.")
 
