@@ -295,7 +295,9 @@ def _table_swap(
     fits = [t for t in schema.tables if t not in in_query and all(_holder(t, c) for c in needed)]
     others = {t.name for t in in_query if t is not ref}
     if len(fits) > 1:
-        fits = [t for t in fits if any(fk.from_table == t.name and fk.to_table in others or fk.to_table == t.name and fk.from_table in others for fk in schema.foreign_keys)]
+        linked = {fk.from_table for fk in schema.foreign_keys if fk.to_table in others}
+        linked |= {fk.to_table for fk in schema.foreign_keys if fk.from_table in others}
+        fits = [t for t in fits if t.name in linked]
     if len(fits) != 1:
         return None
     new = fits[0]
