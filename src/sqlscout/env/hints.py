@@ -222,9 +222,8 @@ def repair_hint(
         candidate = swap[1]
     elif holders and not wrong_table:
         holder = holders[0]
-        name = _names_for(sources, holder)
-        parts.append(f"{column} is a column of {holder.name}, which this query calls {name}: write {_qualified(sources, holder, column)}")
         fix = (written, _qualified(sources, holder, column))
+        parts.append(f"{column} is a column of {holder.name}, which this query calls {_names_for(sources, holder)}: write {fix[1]}")
     elif out_of_scope:
         # SQLite resolves a name only against the FROM of its own query and those around it.
         parts.append(

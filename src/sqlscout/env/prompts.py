@@ -223,9 +223,9 @@ REPEATED_FAILURE = (
     "the tables it needs with describe_table or join_path."
 )
 # ``query_hints``: a failed query copied word for word, when its hint showed a repair.
+REPAIR_RUN = "This query failed before; the corrected query from the hint ran in its place:"
 # With ``rerun_submits``: the trace's note on a query that ran before, sent again.
 RERUN_TAKEN = "Not run again: this query ran before without error; taken as the answer."
-REPAIR_RUN = "This query failed before; the corrected query from the hint ran in its place:"
 LOOKING_TOOLS = ("describe_table", "join_path", "foreign_keys", "distinct_values", "sample_rows")
 
 # With ``end_on_repeat`` and ``submit_tested``: after a loop, the only move left.
