@@ -296,6 +296,27 @@ def test_a_loop_held_to_tested_queries_must_submit_one_of_them(db: Database, tas
     assert looping.in_final_turn and looping.request().constraint.kind is TurnKind.FINAL_SQL
 
 
+def test_after_a_query_returned_rows_the_next_reply_may_only_run_or_submit(db: Database, task: Task) -> None:
+    config = EpisodeConfig(constrain=True, submit_tested=True, focus_after_rows=True)
+    ep = Episode(task, db, config)
+    assert ep.request().constraint.tools is None
+    ep.step(call("run_query", sql=COUNT))  # ran, one row
+    focused = ep.request().constraint
+    assert focused is not None and focused.tools == ("run_query", "submit_sql") and focused.submittable == (COUNT,)
+    assert "list_tables" not in focused.gbnf() and "describe_table" not in focused.gbnf()
+    ep.step(call("run_query", sql="SELECT Name FROM Genre WHERE Name = 'nothing'"))  # ran, no rows: look again
+    assert ep.request().constraint.tools is None
+    ep.step(call("run_query", sql=COUNT) + "\n" + call("run_query", sql="SELECT nope FROM Genre"))
+    assert ep.request().constraint.tools == ("run_query", "submit_sql")  # one query of the reply returned rows
+    ep.step(call("run_query", sql="SELECT nope FROM Genre"))  # failed: every tool again
+    assert ep.request().constraint.tools is None
+    assert Episode(task, db, replace(config, focus_after_rows=False)).request().constraint.tools is None
+    unconstrained = Episode(task, db, EpisodeConfig(focus_after_rows=True))
+    unconstrained.step(call("run_query", sql=COUNT))
+    assert unconstrained.request().constraint is None
+    assert ep.config.to_dict()["focus_after_rows"] is True  # recorded with every result
+
+
 def test_a_tested_query_sent_to_run_query_again_is_taken_as_the_answer(db: Database, task: Task) -> None:
     ep = Episode(task, db, EpisodeConfig(rerun_submits=True))
     ep.step(call("run_query", sql=COUNT))

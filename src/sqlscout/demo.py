@@ -84,6 +84,7 @@ def describe_choice(model: str, episode: EpisodeConfig, samples: int = 1) -> str
                 ("submit hint", episode.submit_hint),
                 ("query repair hints", episode.query_hints),
                 ("a tested query run again taken as the answer", episode.rerun_submits),
+                ("run or submit after rows", episode.focus_after_rows),
                 ("worked example", episode.worked_example),
             )
             if on

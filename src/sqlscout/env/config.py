@@ -62,6 +62,11 @@ class EpisodeConfig:
             ends the episode with that query as the answer (stop reason ``rerun``): the
             model saw its result and chose it again, where small models go on to wander
             instead of submitting it.
+        focus_after_rows: under ``constrain``, after a reply whose ``run_query`` ran and
+            returned rows (a tested query), the next reply may only run a query or submit
+            one: the small models ran the right query, then listed and described tables
+            for the rest of their rounds and answered with the last query they ran. A
+            query that failed or returned no rows leaves every tool open.
         draft_first: with the schema shown, the first reply is the query itself in a
             ```sql block, as single-shot writes it (under ``constrain``, the final-turn
             grammar); it runs as a ``run_query`` call and the episode goes on with the
@@ -89,6 +94,7 @@ class EpisodeConfig:
     query_hints: bool = False
     draft_first: bool = False
     rerun_submits: bool = False
+    focus_after_rows: bool = False
     turn_time_limit_s: float | None = 20.0
 
     def __post_init__(self) -> None:

@@ -53,6 +53,7 @@ from sqlscout.env.prompts import (
     initial_messages,
     prompt_version,
 )
+from sqlscout.env.render import NO_ROWS
 from sqlscout.env.schema_text import schema_text
 from sqlscout.env.sandbox import Database
 from sqlscout.env.task import Task
@@ -126,6 +127,7 @@ class EpisodeBase:
         self._tested: list[str] = []  # queries that ran without error, as written (submit_tested)
         self._must_submit = False  # after a loop, the next reply may only submit a tested query
         self._look_first = False  # after a failed query was repeated, the next reply may only look
+        self._focus = False  # focus_after_rows: the last reply's query returned rows; run or submit next
         # draft_first: the first reply is the query in a ```sql block (the schema is shown)
         self._drafts = config.draft_first and config.schema is SchemaMode.FULL
         self._started = time.perf_counter()
@@ -166,6 +168,8 @@ class EpisodeBase:
             tools, max_calls = ("submit_sql",), 1
         elif self._look_first:
             tools, max_calls = LOOKING_TOOLS, 2
+        elif self._focus:
+            tools = ("run_query", "submit_sql")
         return ReplyGrammar(
             TurnKind.CALLS,
             think,
@@ -372,6 +376,7 @@ class Episode(EpisodeBase):
             # Held to its tested queries, a looping model is asked to choose one of them.
             self._must_submit = bool(self.config.constrain and self.config.submit_tested and self._tested)
             return REPEATED_CALLS
+        self._focus = False
         parts: list[str] = []
         seen: dict[str, CallRecord] = {}
         several = len(parsed.calls) > 1  # a lone call needs no identity (it costs a json.dumps)
@@ -494,6 +499,7 @@ class Episode(EpisodeBase):
                 if sql in self._tested:
                     self._tested.remove(sql)
                 self._tested.append(sql)
+                self._focus = self.config.focus_after_rows and f"\n{NO_ROWS}" not in outcome.text
         else:
             self.failed_streak += 1
 

@@ -12,6 +12,7 @@ from typing import Any, Sequence
 
 __all__ = ["MORE_ROWS_NOTE", "render_cell", "render_table"]
 
+NO_ROWS = "(no rows)"  # the line a result without rows shows under its header
 MORE_ROWS_NOTE = "... (showing first {n} rows; more rows exist)"
 DEFAULT_CELL_CHARS = 100
 
@@ -40,7 +41,7 @@ def render_table(
     lines = [" | ".join(str(c) for c in columns)]
     lines += [" | ".join(render_cell(v, max_cell_chars) for v in row) for row in rows]
     if not rows:
-        lines.append("(no rows)")
+        lines.append(NO_ROWS)
     if more_rows:
         lines.append(MORE_ROWS_NOTE.format(n=len(rows)))
     return "\n".join(lines)
