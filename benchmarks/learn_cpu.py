@@ -4,10 +4,14 @@ One command runs the whole experiment, resumably, in ``--out``:
 
 1. ``eval-before/``: the starting policy on a fixed slice of Spider dev (``--eval-questions``
    drawn with ``--select random --seed 0`` from the dev questions whose database is
-   present), agent mode, schema full, constraints off, greedy;
+   present), agent mode, schema full, constraints off, greedy, through llama.cpp on the
+   GGUF file;
 2. training (``configs/learn-cpu-qwen2.5-coder-0.5b.yaml``, the trainer's own loop:
-   ``telemetry.jsonl``, ``episodes.jsonl``, ``checkpoints/``);
-3. ``eval-after/``: the last checkpoint's adapters on the same slice;
+   ``telemetry.jsonl``, ``episodes.jsonl``, ``checkpoints/``): the update on the
+   dequantised fp32 weights with LoRA, the rollouts sampled by llama.cpp from the GGUF
+   file with the policy's current adapters (``rollout.backend: llama-cpp``);
+3. ``eval-after/``: the last checkpoint's adapters, written as a GGUF LoRA, on the same
+   slice through llama.cpp;
 4. ``report.md`` (and stdout): the before/after table and the per-step curves (outcome
    mix, episode shape, reward, KL), a snippet for docs/training.md; ``report.json``.
 
@@ -134,42 +138,32 @@ def train_config(args: argparse.Namespace, data: dict[str, Any]) -> Any:
 # -- evaluation ----------------------------------------------------------------------
 
 
-def load_policy(config: Any, adapters: Path | None) -> Any:
-    """The policy as the trainer builds it; with ``adapters``, a checkpoint's LoRA weights loaded in."""
-    from sqlscout.train.model import build_policy
-
-    policy = build_policy(config.model, kl_enabled=False, seed=config.seed)
-    if adapters is not None:
-        from peft import set_peft_model_state_dict
-        from safetensors.torch import load_file
-
-        state = load_file(str(adapters / "adapter_model.safetensors"))
-        result = set_peft_model_state_dict(policy.model, state)
-        if result.unexpected_keys:
-            raise RuntimeError(f"{adapters}: adapter weights the policy does not have: {result.unexpected_keys[:3]}")
-    policy.model.eval()
-    return policy
-
-
 def evaluate(config: Any, tasks: Sequence[Any], out: Path, adapters: Path | None, batch: int) -> None:
-    """Run (or finish) the greedy evaluation of the policy (+ ``adapters``) into ``out``."""
-    from sqlscout.backends.hf import HFBackend, HFConfig
+    """Run (or finish) the greedy evaluation of the GGUF model (+ a checkpoint's LoRA
+    ``adapters``, written as a GGUF LoRA) through llama.cpp into ``out``: the quantised
+    model the policy was dequantised from, as the trainer's llama-cpp sampler runs it."""
+    from sqlscout.backends.llama_server import LlamaServerBackend, LlamaServerConfig
     from sqlscout.evaluation import EvalConfig, run_eval
     from sqlscout.evaluation.run import runner_source
     from sqlscout.runner import Runner
+    from sqlscout.train.gguf_lora import checkpoint_lora_gguf, gguf_architecture
 
     if _finished(out, len(tasks)):
         return
-    policy = load_policy(config, adapters)
+    gguf = Path(str(config.model.name_or_path)).expanduser()
+    lora = None
+    if adapters is not None:
+        lora = checkpoint_lora_gguf(adapters, out.parent / f"{out.name}-lora.gguf", gguf_architecture(gguf))
     runner_config = config.rollout.runner_config(config.seed)
-    runner_config = replace(runner_config, sampling=replace(runner_config.sampling, temperature=0.0), max_batch=batch)
-    backend = HFBackend(policy.model, policy.tokenizer, HFConfig(max_batch=batch, seed=config.seed))
+    runner_config = replace(runner_config, sampling=replace(runner_config.sampling, temperature=0.0, logprobs=False),
+                            max_batch=batch)  # fmt: skip
+    server = LlamaServerConfig(n_ctx=batch * runner_config.episode.token_budget, slots=batch, seed=config.seed, lora=lora)
     settings = EvalConfig(
-        benchmark="spider", model=str(config.model.name_or_path), backend="hf", episode=runner_config.episode,
+        benchmark="spider", model=str(config.model.name_or_path), backend="llama-cpp", episode=runner_config.episode,
         sampling=runner_config.sampling, seed=config.seed, split="dev", limit=len(tasks), select="random",
         extra={"adapters": str(adapters) if adapters else None},
     )  # fmt: skip
-    with Runner(backend, runner_config) as runner:
+    with LlamaServerBackend(gguf, server) as backend, Runner(backend, runner_config) as runner:
         run_eval(list(tasks), settings, runner_source(runner, list(tasks), 1), out, resume=True)
 
 
@@ -230,7 +224,8 @@ def report(args: argparse.Namespace, config: Any, source: str, timings: dict[str
         f"{ro.questions_per_step} questions x {ro.group_size} episodes per step, episodes of at most "
         f"{ro.episode.max_rounds} rounds ({ro.episode.max_turn_tokens} tokens a turn, {ro.episode.token_budget} in all), "
         f"schema full, constraints off, sampling {ro.sampling.temperature}/{ro.sampling.top_p}/{ro.sampling.top_k}. "
-        f"Evaluation: {args.eval_questions} Spider dev questions (`--select random --seed 0`), greedy, same episode limits.",
+        f"Evaluation: {args.eval_questions} Spider dev questions (`--select random --seed 0`), greedy through llama.cpp on the GGUF "
+        f"(after: with the adapters as a GGUF LoRA), same episode limits. Rollouts: {ro.backend}.",
         "",
         "| | questions | reward | submit rate | accuracy (official) | executes | rounds | tokens/episode |",
         "|---|---|---|---|---|---|---|---|",

@@ -88,6 +88,8 @@ class LlamaServerConfig:
             the name; a whole submission when only one query may be submitted) into the
             prompt instead of decoding it token by token. Only when no log-probabilities
             are asked for (answering, not training).
+        lora: a GGUF LoRA adapter applied on top of the model at full scale (a policy
+            trained with LoRA, :func:`sqlscout.train.gguf_lora.export_lora_gguf`).
     """
 
     n_ctx: int = 32_768
@@ -98,6 +100,7 @@ class LlamaServerConfig:
     share_prefixes: bool = True
     timeout_s: float = 3600.0
     jump_forward: bool = True
+    lora: Path | None = None
 
     def __post_init__(self) -> None:
         if self.n_ctx < 64:
@@ -201,6 +204,8 @@ class LlamaServerBackend(Backend):
             import xllamacpp
         except ImportError:
             raise BackendError("the llama-cpp backend needs xllamacpp: pip install xllamacpp") from None
+        if self.config.lora is not None and not Path(self.config.lora).is_file():
+            raise BackendError(f"LoRA adapter not found: {self.config.lora}; give a GGUF LoRA file")
         self._states_dir = tempfile.TemporaryDirectory(prefix="sqlscout-kv-")
         self.threads = self.config.n_threads or auto_threads()
         params = xllamacpp.CommonParams()
@@ -220,6 +225,10 @@ class LlamaServerBackend(Backend):
         params.warmup = False
         params.verbosity = -1
         params.sampling.seed = self.config.seed
+        if self.config.lora is not None:
+            adapter = xllamacpp.CommonAdapterLoraInfo()
+            adapter.path, adapter.scale = str(self.config.lora), 1.0
+            params.lora_adapters = [adapter]
         try:
             self._server: Any = xllamacpp.Server(params)
         except Exception as exc:  # noqa: BLE001 - the extension raises plain exceptions

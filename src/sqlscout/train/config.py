@@ -208,7 +208,9 @@ class RolloutConfig(_Section):
 
     Attributes:
         backend: ``auto`` (vLLM colocated when installed and a GPU is present, else hf),
-            ``hf`` or ``vllm``.
+            ``hf``, ``vllm``, or ``llama-cpp`` (a LoRA policy loaded from a ``.gguf`` file:
+            llama.cpp samples from that file with the policy's adapters, far faster than
+            the dequantised model on a CPU; :mod:`sqlscout.train.sampler`).
         group_size: episodes per question (the GRPO group, >= 2).
         questions_per_step: questions drawn per step (over all processes).
         episode: the episode's limits and schema regime (SPEC §4): ``max_rounds``,
@@ -226,7 +228,7 @@ class RolloutConfig(_Section):
         vllm_gpu_memory: share of GPU memory vLLM may take when colocated.
     """
 
-    backend: Literal["auto", "hf", "vllm"] = "auto"
+    backend: Literal["auto", "hf", "vllm", "llama-cpp"] = "auto"
     group_size: StrictInt = Field(8, ge=2, description="advantages compare within a group")
     questions_per_step: StrictInt = Field(18, ge=1)
     episode: EpisodeConfig = EpisodeConfig()

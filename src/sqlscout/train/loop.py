@@ -125,7 +125,8 @@ def train(
     reference = policy.reference_fn(temperature, wrapped=model) if kl.enabled else None
 
     # -- where episodes come from -------------------------------------------------
-    sampler = Sampler(config.rollout, model, policy.tokenizer, accelerator, out, config.seed, backend=backend)
+    sampler = Sampler(config.rollout, model, policy.tokenizer, accelerator, out, config.seed, backend=backend,
+                      model_path=config.model.name_or_path)
     runner = Runner(sampler.backend, config.rollout.runner_config(config.seed))
     gold = GoldResults()
 
@@ -144,6 +145,7 @@ def train(
         curriculum.load_state_dict(state["curriculum"])
         kl.load_state_dict(state["kl"])
         sampler.sync()
+        runner.backend = sampler.backend  # llama-cpp restarts on the new adapters
     if accelerator.is_main_process:
         out.mkdir(parents=True, exist_ok=True)
         _write_config(out, config)
@@ -181,6 +183,7 @@ def train(
             if not replicas_agree(model, accelerator):
                 raise RuntimeError(f"the processes hold different weights after step {step + 1}: data parallelism is broken")
             sampler.sync()
+            runner.backend = sampler.backend
             updated = time.perf_counter()
 
             # 3. Telemetry, evaluation, checkpoint.

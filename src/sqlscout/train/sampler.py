@@ -1,5 +1,7 @@
-"""Where rollouts come from while training: the policy itself (hf backend) or a vLLM
-engine colocated on the same GPU whose weights are synced after every update.
+"""Where rollouts come from while training: the policy itself (hf backend), a vLLM
+engine colocated on the same GPU whose weights are synced after every update, or, for a
+LoRA policy loaded from a GGUF file, llama.cpp running that file with the policy's
+adapters (``rollout.backend: llama-cpp``; the CPU path).
 
 The hf backend samples with the very model being trained (no sync needed) — except
 when FSDP shards the parameters over processes: then each process samples with a full
@@ -10,6 +12,14 @@ imported only when chosen (``rollout.backend: vllm``, or ``auto`` on a GPU where
 installed); it starts from the policy's initial weights saved under
 ``OUT/sampler-init`` and receives the current weights by ``load_weights`` after each
 step — with LoRA, the adapters are merged for the copy and unmerged again.
+
+llama.cpp samples from the quantised model the policy was dequantised from, plus the
+policy's LoRA adapters written as a GGUF LoRA (:mod:`sqlscout.train.gguf_lora`) and
+loaded with it; after every update the adapters are written again and llama.cpp is
+restarted on them (a second or two for the 0.5B model). Its log-probabilities are taken
+after the same top-k / top-p cut the trainer applies; the quantisation (and llama.cpp's
+8-bit activations) is a small, real mismatch between sampler and policy, which is what
+the truncated importance weight corrects.
 """
 
 from __future__ import annotations
@@ -31,7 +41,7 @@ __all__ = ["Sampler", "choose_backend"]
 
 
 def choose_backend(config: RolloutConfig) -> str:
-    """``hf`` or ``vllm``: ``auto`` takes vLLM where it is installed and a GPU is present."""
+    """``hf``, ``vllm`` or ``llama-cpp``: ``auto`` takes vLLM where it is installed and a GPU is present, else hf."""
     if config.backend != "auto":
         return config.backend
     has_vllm = importlib.util.find_spec("vllm") is not None
@@ -45,12 +55,13 @@ class Sampler:
     """
 
     def __init__(self, config: RolloutConfig, model: torch.nn.Module, tokenizer: Any, accelerator: Accelerator, out: Path,
-                 seed: int, backend: Backend | None = None) -> None:  # fmt: skip
+                 seed: int, backend: Backend | None = None, model_path: str | None = None) -> None:  # fmt: skip
         self.kind = "given" if backend is not None else choose_backend(config)
         self.accelerator = accelerator
         self.model = model  # as prepared by the accelerator
         self.backend: Backend
         self.replica: torch.nn.Module | None = None
+        self._llama: _LlamaSampler | None = None
         _refuse_zero3(accelerator)
         if backend is not None:  # a fixed sampler (a scripted backend in tests): nothing to sync
             self.backend = backend
@@ -60,6 +71,9 @@ class Sampler:
             self.backend = _hf_backend(self.replica, tokenizer, accelerator, config, seed)
         elif self.kind == "hf":
             self.backend = _hf_backend(accelerator.unwrap_model(model), tokenizer, accelerator, config, seed)
+        elif self.kind == "llama-cpp":
+            self._llama = _LlamaSampler(accelerator.unwrap_model(model), model_path, config, out, seed, accelerator.process_index)
+            self.backend = self._llama.backend
         else:
             self.backend = _vllm_backend(accelerator.unwrap_model(model), tokenizer, config, out, seed)
 
@@ -67,6 +81,8 @@ class Sampler:
         """Push the policy's current weights to the sampler (a no-op when it samples with the policy itself)."""
         if self.replica is not None:
             _sync_replica(self.replica, self.model)
+        elif self._llama is not None:
+            self.backend = self._llama.restart()
         elif self.kind == "vllm":
             _sync_vllm(self.backend, self.accelerator.unwrap_model(self.model))
 
@@ -87,6 +103,36 @@ def _hf_backend(model: torch.nn.Module, tokenizer: Any, accelerator: Accelerator
                 return super().generate(requests)
 
     return PolicyBackend(model, tokenizer, HFConfig(max_batch=config.max_batch, seed=seed))
+
+
+class _LlamaSampler:
+    """llama.cpp on the policy's GGUF file with the policy's current LoRA adapters."""
+
+    def __init__(self, model: Any, model_path: str | None, config: RolloutConfig, out: Path, seed: int, rank: int) -> None:
+        if not (model_path and str(model_path).endswith(".gguf") and Path(model_path).expanduser().is_file()):
+            raise ConfigError("rollout.backend llama-cpp samples from the policy's GGUF file: set model.name_or_path to a .gguf file")
+        if not hasattr(model, "peft_config"):
+            raise ConfigError("rollout.backend llama-cpp follows the policy through its LoRA adapters: set model.lora.enabled")
+        from sqlscout.backends.llama_server import LlamaServerConfig
+
+        self.model, self.gguf = model, Path(model_path).expanduser()
+        self.adapters = Path(out) / "sampler" / f"lora-rank{rank}.gguf"
+        slots = max(1, min(config.max_batch, 16))
+        self.server = LlamaServerConfig(n_ctx=slots * config.episode.token_budget, slots=slots, seed=seed, lora=self.adapters)
+        self.backend: Backend = self._start()
+
+    def _start(self) -> Backend:
+        from sqlscout.backends.llama_server import LlamaServerBackend
+        from sqlscout.train.gguf_lora import export_lora_gguf
+
+        export_lora_gguf(self.model, self.adapters)
+        return LlamaServerBackend(self.gguf, self.server)
+
+    def restart(self) -> Backend:
+        """The adapters written again and llama.cpp started on them."""
+        self.backend.close()
+        self.backend = self._start()
+        return self.backend
 
 
 def _parameters_sharded(accelerator: Accelerator) -> bool:

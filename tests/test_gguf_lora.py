@@ -1,0 +1,178 @@
+"""LoRA adapters written as a GGUF LoRA (sqlscout.train.gguf_lora), and the trainer's
+llama-cpp sampler that runs them: the file holds peft's factors under llama.cpp's names,
+and llama.cpp with the file decodes what the dequantised policy with the adapters does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sqlscout.errors import ConfigError
+
+torch = pytest.importorskip("torch")
+peft = pytest.importorskip("peft")
+gguf = pytest.importorskip("gguf")
+
+
+def _tiny_lora(r: int = 4, alpha: int = 8, seed: int = 0):  # type: ignore[no-untyped-def]
+    from peft import LoraConfig, get_peft_model
+
+    from tiny_models import tiny_qwen3
+
+    model, _ = tiny_qwen3(seed=seed)
+    model = get_peft_model(model, LoraConfig(r=r, lora_alpha=alpha, target_modules="all-linear"))
+    torch.manual_seed(seed)
+    with torch.no_grad():
+        for name, param in model.named_parameters():
+            if "lora_B" in name:
+                param.normal_(0, 0.1)
+    return model
+
+
+def _read(path: Path) -> tuple[dict[str, object], dict[str, object]]:
+    reader = gguf.GGUFReader(str(path))
+    fields = {}
+    for name in ("general.architecture", "general.type", "adapter.type", "adapter.lora.alpha"):
+        field = reader.fields[name]
+        value = field.parts[field.data[0]]
+        fields[name] = bytes(value).decode() if name != "adapter.lora.alpha" else float(value[0])
+    return fields, {t.name: t for t in reader.tensors}
+
+
+def test_the_adapters_are_written_under_llama_cpp_names_with_peft_shapes_and_values(tmp_path: Path) -> None:
+    from sqlscout.train.gguf_lora import export_lora_gguf
+
+    model = _tiny_lora()
+    path = export_lora_gguf(model, tmp_path / "lora.gguf")
+    fields, tensors = _read(path)
+    assert fields == {"general.architecture": "qwen3", "general.type": "adapter", "adapter.type": "lora", "adapter.lora.alpha": 8.0}
+    layers = model.get_base_model().config.num_hidden_layers
+    projections = ("attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down")
+    assert set(tensors) == {f"blk.{i}.{p}.weight.lora_{f}" for i in range(layers) for p in projections for f in "ab"}
+    q = model.get_base_model().model.layers[1].self_attn.q_proj
+    a, b = tensors["blk.1.attn_q.weight.lora_a"], tensors["blk.1.attn_q.weight.lora_b"]
+    # GGUF lists shapes fastest dimension first: (in, r) for A, (r, out) for B
+    assert tuple(a.shape) == (q.in_features, 4) and tuple(b.shape) == (4, q.out_features)
+    assert torch.equal(torch.from_numpy(a.data.copy()).reshape(4, q.in_features), q.lora_A["default"].weight)
+    assert torch.equal(torch.from_numpy(b.data.copy()).reshape(q.out_features, 4), q.lora_B["default"].weight)
+    assert not list(tmp_path.glob("*.partial"))
+
+
+def test_a_saved_checkpoint_writes_the_same_file_without_its_model(tmp_path: Path) -> None:
+    from sqlscout.train.gguf_lora import checkpoint_lora_gguf, export_lora_gguf
+
+    model = _tiny_lora(r=2, alpha=5)
+    model.save_pretrained(str(tmp_path / "adapters"))
+    direct = export_lora_gguf(model, tmp_path / "direct.gguf")
+    saved = checkpoint_lora_gguf(tmp_path / "adapters", tmp_path / "saved.gguf", "qwen3")
+    (f1, t1), (f2, t2) = _read(direct), _read(saved)
+    assert f1 == f2 and set(t1) == set(t2)
+    assert all((t1[name].data == t2[name].data).all() for name in t1)
+
+
+def test_what_llama_cpp_cannot_take_is_one_config_error(tmp_path: Path) -> None:
+    from sqlscout.train.gguf_lora import export_lora_gguf, lora_tensor_name, write_lora_gguf
+
+    with pytest.raises(ConfigError, match="decoder layers' linear projections"):
+        lora_tensor_name("base_model.model.lm_head")
+    with pytest.raises(ConfigError, match="not 'llama'"):
+        write_lora_gguf(tmp_path / "x.gguf", "llama", 8.0, [("model.layers.0.mlp.up_proj", torch.zeros(1, 2), torch.zeros(2, 1))])
+    with pytest.raises(ConfigError, match="no LoRA adapters"):
+        write_lora_gguf(tmp_path / "x.gguf", "qwen2", 8.0, [])
+    from peft import LoraConfig, get_peft_model
+
+    from tiny_models import tiny_qwen3
+
+    model, _ = tiny_qwen3()
+    with_head = get_peft_model(model, LoraConfig(r=2, target_modules=["q_proj", "lm_head"]))
+    with pytest.raises(ConfigError, match="lm_head"):
+        export_lora_gguf(with_head, tmp_path / "head.gguf")
+    assert not (tmp_path / "head.gguf").exists()
+
+
+@pytest.mark.slow
+def test_llama_cpp_with_the_written_adapters_decodes_what_the_policy_does(qwen05_gguf: Path, tmp_path: Path) -> None:
+    """The real 0.5B GGUF, dequantised into a LoRA policy whose adapters change its
+    replies: llama.cpp on the quantised file with the written adapters gives the policy's
+    greedy reply, and without them the base model's."""
+    import contextlib
+
+    from sqlscout.backends.base import GenerationRequest, SamplingParams
+    from sqlscout.backends.llama_server import LlamaServerBackend, LlamaServerConfig
+    from sqlscout.train.config import LoraConfig, ModelConfig
+    from sqlscout.train.gguf_lora import export_lora_gguf
+    from sqlscout.train.model import build_policy
+
+    policy = build_policy(ModelConfig(name_or_path=str(qwen05_gguf), precision="fp32", gradient_checkpointing=False,
+                                      lora=LoraConfig(enabled=True, r=8, alpha=16)), kl_enabled=False, seed=0)  # fmt: skip
+    torch.manual_seed(0)
+    with torch.no_grad():  # both factors drawn here, in a fixed order (peft's own draw of A follows a set's order)
+        for name, param in sorted(policy.model.named_parameters()):
+            if "lora_A" in name:
+                param.normal_(0, param.shape[1] ** -0.5)
+            elif "lora_B" in name:
+                param.normal_(0, 0.03)
+    ids = policy.tokenizer.encode(
+        "<|im_start|>user\nWrite a SQL query counting the rows of table singer.<|im_end|>\n<|im_start|>assistant\n",
+        add_special_tokens=False,
+    )
+
+    def gaps(reply: list[int], adapters: bool) -> list[float]:
+        """Per token of ``reply``: how far below the policy's own greedy choice it is, in nats."""
+        with torch.no_grad(), (contextlib.nullcontext() if adapters else policy.adapters_disabled()):
+            logp = torch.log_softmax(policy.model(torch.tensor([ids + reply])).logits[0, len(ids) - 1 : -1], -1)
+        return (logp.max(-1).values - logp[torch.arange(len(reply)), torch.tensor(reply)]).tolist()
+
+    def llama(lora: Path | None) -> list[int]:
+        request = GenerationRequest(params=SamplingParams(temperature=0.0, max_tokens=12, stop=[]), prompt_ids=ids)
+        with LlamaServerBackend(qwen05_gguf, LlamaServerConfig(n_ctx=1024, slots=1, n_threads=2, lora=lora)) as backend:
+            return list(backend.generate([request])[0].token_ids)
+
+    # llama.cpp's greedy reply with the adapters is the policy's greedy reply, but for the
+    # near-ties where 4-bit weights may choose the other token (a gap under 0.2 nats)
+    tuned, base = llama(export_lora_gguf(policy.model, tmp_path / "lora.gguf")), llama(None)
+    assert tuned != base  # the adapters matter for this prompt
+    assert max(gaps(tuned, adapters=True)) < 0.2 and max(gaps(base, adapters=False)) < 0.2
+    assert max(gaps(tuned, adapters=False)) > 1.0  # and the tuned reply is not the base model's
+
+    # The trainer's sampler: llama.cpp with the policy's adapters, restarted on new ones by sync().
+    from accelerate import Accelerator
+
+    from sqlscout.train.config import RolloutConfig
+    from sqlscout.train.logprobs import Truncation, token_logprobs
+    from sqlscout.train.sampler import Sampler
+
+    rollout = RolloutConfig(backend="llama-cpp", max_batch=2)
+    sampler = Sampler(rollout, policy.model, policy.tokenizer, Accelerator(cpu=True), tmp_path, seed=0, model_path=str(qwen05_gguf))
+    try:
+        params = SamplingParams(temperature=0.6, top_p=0.95, top_k=20, max_tokens=24, seed=3, stop=[])
+        drawn = sampler.backend.generate([GenerationRequest(params=params, prompt_ids=ids)])[0]
+        # IS weight min(pi_old / pi_sampler, 2) on every token: the trainer's processed log-probability
+        # (fp32 dequantised weights + adapters) against llama.cpp's (Q4_K with 8-bit activations)
+        sequence = torch.tensor([ids + list(drawn.token_ids)])
+        trained = torch.zeros_like(sequence, dtype=torch.bool)
+        trained[0, len(ids) :] = True
+        with torch.no_grad():
+            out = token_logprobs(policy.model, sequence, torch.ones_like(sequence), trained, temperature=0.6,
+                                 truncation=Truncation(20, 0.95))  # fmt: skip
+        weights = torch.exp(out.logp - out.kept_lognorm - torch.tensor(drawn.logprobs))
+        # Measured here: median 1.00, mean |ln w| 0.12 over 18 tokens (1.32 at most above 1, one
+        # token 0.49): llama.cpp's 8-bit activations move the probabilities a little at T 0.6,
+        # a real mismatch between sampler and policy that the truncated weight corrects.
+        shown = " ".join(f"{w:.2f}" for w in weights.tolist())
+        assert weights.median().item() == pytest.approx(1.0, abs=0.05), shown
+        assert weights.log().abs().mean().item() < 0.2, shown
+        with torch.no_grad():
+            for name, param in policy.model.named_parameters():
+                if "lora_B" in name:
+                    param.zero_()
+        first = sampler.backend
+        sampler.sync()
+        assert sampler.backend is not first
+        greedy_params = SamplingParams(temperature=0.0, max_tokens=12, stop=[])
+        assert list(sampler.backend.generate([GenerationRequest(params=greedy_params, prompt_ids=ids)])[0].token_ids) == base
+    finally:
+        sampler.close()
+    with pytest.raises(ConfigError, match="model.name_or_path to a .gguf file"):
+        Sampler(rollout, policy.model, policy.tokenizer, Accelerator(cpu=True), tmp_path, seed=0, model_path="Qwen/Qwen3.5-2B")
