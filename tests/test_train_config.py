@@ -50,7 +50,7 @@ BAD = [
     ({"rollout": {"episode": {"schema": "some"}}}, "rollout.episode.schema: input should be 'withheld' or 'full'"),
     ({"rollout": {"episode": {"rounds": 3}}}, "rollout.episode.rounds: unknown field"),
     ({"rollout": {"max_rounds": 3}}, "rollout.max_rounds: unknown field"),  # the old flat shape
-    ({"rollout": {"backend": "tgi"}}, "rollout.backend: input should be 'auto', 'hf' or 'vllm', got 'tgi'"),
+    ({"rollout": {"backend": "tgi"}}, "rollout.backend: input should be 'auto', 'hf', 'vllm' or 'llama-cpp', got 'tgi'"),
     ({"kl": {"mode": "sometimes"}}, "kl.mode: input should be 'adaptive', 'fixed' or 'off'"),
     ({"kl": {"target": 0}}, "kl.target: input should be greater than 0"),
     ({"optim": {"betas": [0.9, 1.5]}}, "optim: betas must be two numbers in [0, 1)"),
