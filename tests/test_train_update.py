@@ -277,7 +277,10 @@ def _sampler(name: str, where) -> tuple[object, torch.nn.Module]:
     from sqlscout.backends.hf import HFBackend, HFConfig
     from tiny_models import tiny_qwen3, tiny_qwen3_5
 
-    model, tokenizer = (tiny_qwen3_5 if name == "hf-qwen3.5" else tiny_qwen3)(seed=0)
+    if name == "hf-qwen3.5":
+        model, tokenizer = tiny_qwen3_5(seed=0)
+    else:  # vLLM's CPU attention takes no head_dim below 32 (the default tiny model has 16)
+        model, tokenizer = tiny_qwen3(seed=0, hidden_size=256 if name.startswith("vllm") else 64)
     if name.startswith("hf"):
         return HFBackend(model, tokenizer, HFConfig(device="cpu")), model
     from sqlscout.backends.vllm import VLLMBackend, VLLMConfig
