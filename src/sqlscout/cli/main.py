@@ -38,7 +38,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
 # Commands whose module has a lean path, ``fast(argv) -> bool`` (False: not handled).
 FAST = ("score", "tool")
 
-_SETTINGS: dict[str, Any] = {"add_completion": False, "pretty_exceptions_enable": False}
+_SETTINGS: dict[str, Any] = {"add_completion": False, "pretty_exceptions_enable": False, "rich_markup_mode": None}
 _HELP = "Agentic text-to-SQL: explore, evaluate and train small models against real SQLite."
 
 
