@@ -126,6 +126,22 @@ def test_resume_with_other_settings_is_refused(tmp_path: Path) -> None:
         run_eval(tasks, config(samples=3), scripted_source(explorer), tmp_path / "run", resume=True)
     with pytest.raises(ConfigError, match="tasks.count"):
         run_eval(spider_tasks(3), config(), scripted_source(explorer), tmp_path / "run", resume=True)
+
+
+def test_a_run_stored_before_an_episode_option_existed_resumes(tmp_path: Path) -> None:
+    # Options are off by default, as the runs before them were: a run stored without the
+    # key resumes; one stored with the option on does not resume with it off.
+    tasks = spider_tasks(2)
+    run_eval(tasks, config(), scripted_source(explorer), tmp_path / "run")
+    path = tmp_path / "run" / "config.json"
+    stored = json.loads(path.read_text())
+    del stored["settings"]["episode"]["query_after_survey"]
+    path.write_text(json.dumps(stored))
+    assert run_eval(tasks, config(), scripted_source(explorer), tmp_path / "run", resume=True).resumed == 4
+    stored["settings"]["episode"]["query_after_survey"] = True
+    path.write_text(json.dumps(stored))
+    with pytest.raises(ConfigError, match=r"episode.query_after_survey: stored True, now False"):
+        run_eval(tasks, config(), scripted_source(explorer), tmp_path / "run", resume=True)
     with pytest.raises(ConfigError, match="already holds a run; pass --resume"):
         run_eval(tasks, config(), scripted_source(explorer), tmp_path / "run")
 

@@ -359,3 +359,26 @@ def test_without_rerun_submits_a_tested_query_runs_again(db: Database, task: Tas
     ep = Episode(task, db, EpisodeConfig())
     ep.step(call("run_query", sql=COUNT))
     assert "Result 1 of run_query" in ep.step(call("run_query", sql=COUNT)) and not ep.done
+
+
+def test_with_the_schema_withheld_the_reply_after_a_description_tests_a_query(db: Database, task: Task) -> None:
+    config = EpisodeConfig(constrain=True, guided_start=True, query_after_survey=True)
+    ep = Episode(task, db, config)
+    assert ep.request().constraint.tools == ("list_tables",)
+    ep.step(call("list_tables"))
+    assert ep.request().constraint.tools == ("describe_table",)
+    ep.step(call("describe_table", table_name="Genre") + "\n" + call("describe_table", table_name="Nope"))
+    tests = ep.request().constraint
+    assert (tests.tools, tests.max_calls) == (("run_query",), 1) and "join_path" not in tests.gbnf()
+    ep.step(call("run_query", sql="SELECT nope FROM Genre"))  # tried (and failed): every tool again
+    assert ep.request().constraint.tools is None
+    # a description that failed surveys nothing; the schema shown, or the option off, changes nothing
+    failed = Episode(task, db, config)
+    failed.step(call("list_tables"))
+    failed.step(call("describe_table", table_name="Nope"))
+    assert failed.request().constraint.tools is None
+    for other in (replace(config, query_after_survey=False), replace(config, schema=SchemaMode.FULL, guided_start=False)):
+        other_ep = Episode(task, db, other)
+        other_ep.step(call("describe_table", table_name="Genre"))
+        assert other_ep.request().constraint.tools is None
+    assert ep.config.to_dict()["query_after_survey"] is True  # recorded with every result

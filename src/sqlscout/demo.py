@@ -85,6 +85,7 @@ def describe_choice(model: str, episode: EpisodeConfig, samples: int = 1) -> str
                 ("query repair hints", episode.query_hints),
                 ("a tested query run again taken as the answer", episode.rerun_submits),
                 ("run or submit after rows", episode.focus_after_rows),
+                ("a query tested after the tables are described", episode.query_after_survey and episode.schema.value == "withheld"),
                 ("worked example", episode.worked_example),
             )
             if on

@@ -70,6 +70,7 @@ def eval_command(
     draft_first: Optional[bool] = typer.Option(None, "--draft-first/--no-draft-first", help="With --schema full, the first reply is the query in a sql block, run as run_query (default: the model's)."),
     rerun_submits: Optional[bool] = typer.Option(None, "--rerun-submits/--no-rerun-submits", help="A query that ran, sent to run_query again verbatim, is taken as the answer (default: the model's)."),
     focus_after_rows: Optional[bool] = typer.Option(None, "--focus-after-rows/--no-focus-after-rows", help="Under --constrain, after a query returned rows the next reply may only run a query or submit (default: the model's)."),
+    query_after_survey: Optional[bool] = typer.Option(None, "--query-after-survey/--no-query-after-survey", help="Under --constrain with --schema withheld, once a table was described the next reply tests a query (default: the model's)."),
     guided_start: Optional[bool] = typer.Option(None, "--guided-start/--no-guided-start", help="Under --constrain, the first reply calls list_tables (schema withheld) or run_query (full) (default: the model's)."),
     db_root: Optional[Path] = typer.Option(None, help="Where the databases are, if not in the benchmark's layout (JSONL records naming a db_id)."),
     missing_db: str = typer.Option("error", help="Questions whose database file is absent: error, skip."),
@@ -133,6 +134,7 @@ def eval_command(
                     "end_on_repeat": end_on_repeat, "submit_hint": submit_hint, "reasoning_lines": reasoning_lines,
                     "guided_start": guided_start, "submit_tested": submit_tested, "query_hints": query_hints,
                     "draft_first": draft_first, "rerun_submits": rerun_submits, "focus_after_rows": focus_after_rows,
+                    "query_after_survey": query_after_survey,
                 }.items()
                 if v is not None
             },

@@ -67,6 +67,12 @@ class EpisodeConfig:
             one: the small models ran the right query, then listed and described tables
             for the rest of their rounds and answered with the last query they ran. A
             query that failed or returned no rows leaves every tool open.
+        query_after_survey: under ``constrain``, with the schema withheld: once a
+            ``describe_table`` has run and no query has been tried, the next reply makes one
+            call, ``run_query``, as the guided start's first reply does with the schema
+            shown. The 1.5B model, having described its tables, spent its next rounds on
+            ``join_path``, ``foreign_keys`` and values, then wrote joins the question did
+            not need.
         draft_first: with the schema shown, the first reply is the query itself in a
             ```sql block, as single-shot writes it (under ``constrain``, the final-turn
             grammar); it runs as a ``run_query`` call and the episode goes on with the
@@ -95,6 +101,7 @@ class EpisodeConfig:
     draft_first: bool = False
     rerun_submits: bool = False
     focus_after_rows: bool = False
+    query_after_survey: bool = False
     turn_time_limit_s: float | None = 20.0
 
     def __post_init__(self) -> None:

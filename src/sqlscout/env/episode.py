@@ -170,6 +170,8 @@ class EpisodeBase:
             tools, max_calls = LOOKING_TOOLS, 2
         elif self._focus:
             tools = ("run_query", "submit_sql")
+        elif self._surveyed():
+            tools, max_calls = ("run_query",), 1
         return ReplyGrammar(
             TurnKind.CALLS,
             think,
@@ -191,6 +193,14 @@ class EpisodeBase:
         if len(self.rounds) == 1 and not full and listed:
             return ("describe_table",), 4, tables
         return None, 4, tables
+
+    def _surveyed(self) -> bool:
+        """``query_after_survey``: the schema is withheld, a table was described, and no
+        query has been tried yet."""
+        if not self.config.query_after_survey or self.config.schema is SchemaMode.FULL:
+            return False
+        calls = [c for r in self.rounds for c in r.calls]
+        return any(c.tool == "describe_table" and c.ok for c in calls) and not any(c.tool == "run_query" for c in calls)
 
     def result(self) -> EpisodeResult:
         if self._result is None:

@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.trace import EpisodeResult, StopReason
 from sqlscout.errors import BackendError, ConfigError, DataError
 from sqlscout.evaluation.config import EvalConfig, config_mismatch
@@ -188,6 +189,15 @@ class GoldScorer:
             self.cache.close()
 
 
+def _with_new_options(settings: dict[str, Any]) -> dict[str, Any]:
+    """Stored settings with the episode options added since at their defaults: every
+    option is off by default, as the run was before it existed."""
+    episode = settings.get("episode")
+    if not isinstance(episode, dict):
+        return settings
+    return {**settings, "episode": {**EpisodeConfig().to_dict(), **episode}}
+
+
 def _prepare(run: RunDir, settings: dict[str, Any], identity: dict[str, Any], environment: dict[str, Any], resume: bool) -> int:
     """Write or check ``config.json``; the session number of this invocation."""
     if not run.exists():
@@ -198,7 +208,7 @@ def _prepare(run: RunDir, settings: dict[str, Any], identity: dict[str, Any], en
     if not resume:
         raise ConfigError(f"{run.path} already holds a run; pass --resume to continue it, or choose another --out")
     stored = run.read_config()
-    differences = config_mismatch(stored.get("settings", {}), settings)
+    differences = config_mismatch(_with_new_options(stored.get("settings", {})), settings)
     differences += [f"tasks.{d}" for d in config_mismatch(stored.get("tasks", {}), identity)]
     if differences:
         raise ConfigError(
