@@ -95,7 +95,8 @@ class Preset:
 # the protocol help that measured best (docs/evaluation.md, "Protocol help"): calls
 # without prose, a first reply that tests a query (or lists the tables), submissions
 # held to queries that ran, a loop of repeated calls ended, failed queries answered
-# with a repair hint. Its own regime is the full
+# with a repair hint; with the schema withheld, the reply after the tables are described
+# tests a query. Its own regime is the full
 # schema (what `ask` and `demo` use); `eval` still asks for --schema.
 _SMALL_EPISODE = EpisodeConfig(
     max_rounds=6,
@@ -109,6 +110,7 @@ _SMALL_EPISODE = EpisodeConfig(
     submit_tested=True,
     reasoning_lines=0,
     query_hints=True,
+    query_after_survey=True,
 )
 
 PRESETS: dict[str, Preset] = {
