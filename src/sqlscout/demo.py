@@ -18,6 +18,7 @@ from typing import Any, Callable, Sequence
 
 from sqlscout.backends.base import Backend, SamplingParams
 from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.prompts import SchemaMode
 from sqlscout.env.trace import EpisodeResult
 from sqlscout.runner import Runner, RunnerConfig
 from sqlscout.scoring import Outcome, Verdict, score_sql
@@ -85,7 +86,7 @@ def describe_choice(model: str, episode: EpisodeConfig, samples: int = 1) -> str
                 ("query repair hints", episode.query_hints),
                 ("a tested query run again taken as the answer", episode.rerun_submits),
                 ("run or submit after rows", episode.focus_after_rows),
-                ("a query tested after the tables are described", episode.query_after_survey and episode.schema.value == "withheld"),
+                ("a query tested after the tables are described", episode.query_after_survey and episode.schema is SchemaMode.WITHHELD),
                 ("worked example", episode.worked_example),
             )
             if on

@@ -70,9 +70,9 @@ class EpisodeConfig:
         query_after_survey: under ``constrain``, with the schema withheld: once a
             ``describe_table`` has run and no query has been tried, the next reply makes one
             call, ``run_query``, as the guided start's first reply does with the schema
-            shown. The 1.5B model, having described its tables, spent its next rounds on
-            ``join_path``, ``foreign_keys`` and values, then wrote joins the question did
-            not need.
+            shown. The 1.5B model, having described its tables, called ``join_path``,
+            ``foreign_keys`` or a look at values in its third reply, and often wrote joins
+            the question did not need.
         draft_first: with the schema shown, the first reply is the query itself in a
             ```sql block, as single-shot writes it (under ``constrain``, the final-turn
             grammar); it runs as a ``run_query`` call and the episode goes on with the
