@@ -151,7 +151,7 @@ PRESETS: dict[str, Preset] = {
                 filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
             ),
             # The worked example helped the 0.5B (46 and 47 % on 100 Spider questions against
-            # 42-44 % without it, single-shot 40-42 %) but not the 1.5B (60 %; 58-64 % without).
+            # 40-44 % without it, single-shot 40-42 %) but not the 1.5B (60 %; 58-64 % without).
             episode=replace(_SMALL_EPISODE, worked_example=True),
         ),
     ]
