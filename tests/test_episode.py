@@ -67,6 +67,25 @@ def play(db: Database, script, config: EpisodeConfig | None = None, *, tokenizer
 # -- rounds and limits -----------------------------------------------------------
 
 
+def test_a_result_header_repeats_a_long_query_whole_so_a_copy_of_it_still_runs(chinook: Database) -> None:
+    # The header used to cut a query at 120 characters with "..." inside its quotes; the
+    # 0.5B model copied that cut text back as its next query (5 of 100 Spider episodes),
+    # turning a literal such as 'Todd Casey' into 'Todd Casey...'.
+    sql = (
+        "SELECT Album.Title FROM Album JOIN Artist ON Album.ArtistId = Artist.ArtistId "
+        "WHERE Artist.Name = 'AC/DC' AND Album.Title != 'Let There Be Rock' ORDER BY Album.Title"
+    )
+    assert len(sql) > 120
+    ep = episode(chinook)
+    ep.request()
+    observation = ep.step(query(sql))
+    assert observation.startswith(f"Result 1 of run_query(sql={sql!r}):\nTitle\nFor Those About To Rock We Salute You")
+    assert "..." not in observation
+    huge = "SELECT 1 WHERE " + " AND ".join(["1 = 1"] * 200)
+    ep.request()
+    assert ep.step(query(huge)).startswith(f"Result 1 of run_query(sql=<{len(huge)} characters, as sent>):\n1\n1")
+
+
 def test_round_limit_then_forced_final_turn(chinook: Database) -> None:
     ep = episode(chinook)
     observations = []

@@ -574,11 +574,18 @@ class Episode(EpisodeBase):
         return True
 
 
+_SHOWN_ARGUMENT = 1000  # characters of an argument a result's header repeats
+
+
 def _describe(call: ToolCall) -> str:
+    """The call as a result's header names it. Arguments are repeated whole: the small
+    models copy a query from the header, and a query cut there with "..." came back as
+    their next query with the "..." inside a string literal. An argument too long to
+    repeat is named by its length, which cannot be copied as a query."""
     inner = []
     for key, value in call.args.items():
         shown = repr(value)
-        if len(shown) > 120:
-            shown = shown[:117] + "...'"
+        if len(shown) > _SHOWN_ARGUMENT:
+            shown = f"<{len(value) if isinstance(value, str) else len(shown)} characters, as sent>"
         inner.append(f"{key}={shown}")
     return f"{call.tool}({', '.join(inner)})"
