@@ -98,6 +98,45 @@ def test_a_column_of_a_table_the_query_does_not_read_comes_with_its_join(db: Dat
     assert "```" not in (hint(db, "SELECT * FROM Track WHERE Title = 'Facelift'") or "")  # a join would widen *
 
 
+def test_every_subquery_that_uses_the_column_gets_the_join_in_its_own_from(db: Database) -> None:
+    # From a trace (Spider's car_1): "WHERE Horsepower = (SELECT MIN(Horsepower) FROM
+    # car_names)" was joined in the outer query only, did not compile, and got no repair.
+    text = hint(db, "SELECT Name FROM Track WHERE Title = (SELECT MIN(Title) FROM Track)")
+    assert text is not None and repaired(text) == (
+        "SELECT Name FROM Track JOIN Album ON Track.AlbumId = Album.AlbumId WHERE Album.Title = "
+        "(SELECT MIN(Album.Title) FROM Track JOIN Album ON Track.AlbumId = Album.AlbumId)"
+    )
+    first = "SELECT Track.Name FROM Track JOIN Album USING (AlbumId) WHERE Album.Title = (SELECT MIN(Title) FROM Album)"
+    assert db.execute(repaired(text)).rows == db.execute(first).rows != []
+    # Each arm of a compound query is its own scope too.
+    arms = hint(db, "SELECT Title FROM Track WHERE Composer = 'AC/DC' INTERSECT SELECT Title FROM Track WHERE Bytes > 1")
+    assert arms is not None and repaired(arms).count("JOIN Album ON Track.AlbumId = Album.AlbumId") == 2
+    assert db.execute(repaired(arms)).rows
+
+
+def test_a_column_found_in_several_tables_is_joined_from_the_nearest(db: Database) -> None:
+    # From a trace (Spider's world_1): "SELECT Name FROM countrylanguage" was sent to
+    # city.Name, two joins off, for the country's Name one join away.
+    text = hint(db, "SELECT Name FROM InvoiceLine WHERE UnitPrice > 1")
+    assert text is not None and text.startswith("Hint: Name is a column of Track, which this query does not read")
+    assert repaired(text) == "SELECT Track.Name FROM InvoiceLine JOIN Track ON InvoiceLine.TrackId = Track.TrackId WHERE InvoiceLine.UnitPrice > 1"
+
+
+def test_an_unknown_table_named_like_a_real_one_is_repaired_to_it(db: Database) -> None:
+    text = hint(db, "SELECT Title FROM albums WHERE albums.ArtistId = 1")
+    assert text == (
+        "Hint: there is no table albums; Album is the table with the closest name. Corrected, it compiles:\n"
+        "```sql\nSELECT Title FROM Album WHERE Album.ArtistId = 1\n```"
+    )
+    assert hint(db, "SELECT 1 FROM zzzqqq") is None  # nothing close: the error's own listing stands
+    with Database(spider_db("student_transcripts_tracking")) as spider:
+        split = hint(spider, "SELECT student_id FROM student_ enrolment")  # a name split by a space
+        assert split is not None and repaired(split) == "SELECT student_id FROM Student_Enrolment"
+    with Database(spider_db("world_1")) as world:  # a look-alike of the query's own table's column
+        close = hint(world, "SELECT Name FROM country WHERE IndependenceYear > 1950")
+        assert close is not None and repaired(close) == "SELECT Name FROM country WHERE country.IndepYear > 1950"
+
+
 def test_a_select_list_never_hides_the_from_clause(db: Database) -> None:
     # From Spider traces: in "SELECT a, b FROM t" the comma's pattern took FROM for an
     # alias, so the query seemed to read nothing and the hint lost its join.

@@ -32,6 +32,7 @@ _QUOTED = r"\"[^\"]+\"|`[^`]+`|\[[^\]]+\]"  # a quoted name, in any of SQLite's 
 _IDENT = rf"(?:{_QUOTED}|[A-Za-z_][\w$]*)"
 _NAME_PART = rf"(?:{_QUOTED}|[^\s.]+)"  # one part of a name in an error message
 _NO_SUCH_COLUMN = re.compile(rf"no such column: ({_NAME_PART}(?:\.{_NAME_PART})?)")
+_NO_SUCH_TABLE = re.compile(rf"no such table: ({_NAME_PART})")
 _AGGREGATE = re.compile(r"misuse of (?:aggregate|window function)")
 _NOT_ALIAS = frozenset(
     "where on join inner left right full outer cross natural group order limit having union "
@@ -173,6 +174,9 @@ def repair_hint(
     column and joining the table that has it: a table the question names is kept."""
     if _AGGREGATE.search(error):
         return Hint(AGGREGATE_HINT, None)
+    unknown_table = _NO_SUCH_TABLE.search(error)
+    if unknown_table is not None:
+        return _table_name_repair(schema, sql, _bare(unknown_table.group(1)), compiles)
     match = _NO_SUCH_COLUMN.search(error)
     if match is None:
         return None
@@ -186,8 +190,10 @@ def repair_hint(
     in_query = list(dict.fromkeys(t for t, _ in everywhere.values()))
     out_of_scope = [t for t in in_query if t not in used and _holder(t, column)]
     elsewhere = [t for t in schema.tables if t not in in_query and _holder(t, column)]
-    # "Genre.Name" where the query does not read Genre: Genre's Name, not the first Name found.
-    elsewhere.sort(key=lambda t: t.name.lower() != _bare(qualifier).lower())
+    # "Genre.Name" where the query does not read Genre: Genre's Name, not the first Name
+    # found; else the table fewest foreign keys away from the query's own (the country's
+    # Name for a query on countrylanguage, not the Name of a city two joins off).
+    elsewhere.sort(key=lambda t: (t.name.lower() != _bare(qualifier).lower(), _distance(schema, in_query, t)))
     fix: tuple[str, str] | None = None  # (what was written, what to write)
     parts: list[str] = []
     ref = sources.get(_bare(qualifier).lower(), (None, ""))[0] if qualifier else None
@@ -204,7 +210,7 @@ def repair_hint(
         (t, real)
         for t in ([ref] if ref is not None else used)
         for real in difflib.get_close_matches(
-            column.lower(), [c.name.lower() for c in t.columns], n=1, cutoff=0.6 if ref is not None else 0.75
+            column.lower(), [c.name.lower() for c in t.columns], n=1, cutoff=0.6
         )
     ]
     candidate: str | None = None  # a repaired query, to show if it compiles
@@ -339,6 +345,42 @@ def _blank_literals(sql: str) -> str:
     return re.sub(r"'(?:[^']|'')*'", lambda m: "'" + " " * (len(m.group()) - 2) + "'", sql)
 
 
+def _table_name_repair(schema: Schema, sql: str, written: str, compiles: Callable[[str], bool] | None) -> Hint | None:
+    """A table the schema lacks but names closely (``employees`` for ``employee``): the
+    query reading that table in its place, shown when it compiles; None otherwise (the
+    error's own "did you mean" already names the candidates)."""
+    names = {t.name.lower(): t.name for t in schema.tables}
+    if compiles is None:
+        return None
+    # "student_ enrolment": a name the model split with a space.
+    split = re.search(rf"(?<![\w.$]){re.escape(written)}\s+([A-Za-z_]\w*)", _blank_literals(sql), re.IGNORECASE)
+    close = difflib.get_close_matches(written.lower(), list(names), n=1, cutoff=0.6)
+    if split is not None and (written + split.group(1)).lower() in names:
+        real, spelled = names[(written + split.group(1)).lower()], re.escape(split.group(0))
+    elif close:
+        real = names[close[0]]
+        spelled = "|".join(re.escape(q[0] + written + q[1]) for q in ('""', "``", "[]")) + "|" + re.escape(written)
+    else:
+        return None
+    pattern = re.compile(rf"(?<![\w.$])(?:{spelled})(?![\w$])", re.IGNORECASE)
+    out, end = [], 0
+    for found in pattern.finditer(_blank_literals(sql)):
+        out += [sql[end : found.start()], _plain(real)]
+        end = found.end()
+    repaired = "".join(out) + sql[end:]
+    if repaired == sql or not compiles(repaired):
+        return None
+    text = f"Hint: there is no table {written}; {real} is the table with the closest name. Corrected, it compiles:"
+    return Hint(f"{text}\n```sql\n{repaired}\n```", repaired)
+
+
+def _distance(schema: Schema, used: list[Table], target: Table) -> int:
+    """How many foreign keys join ``target`` to the nearest of ``used`` (a large number
+    when none does)."""
+    found = _join_path(schema, used, target)
+    return len(found[1]) if found else 1_000
+
+
 def _join_path(schema: Schema, used: list[Table], target: Table) -> tuple[Table, list[ForeignKey]] | None:
     """The shortest foreign-key path from one of the query's tables to ``target``, with
     the table it starts from."""
@@ -386,12 +428,20 @@ def _join_repair(
             holder = next((t for t in kept if _holder(t, col.name)), None)
             if holder is not None and col.name.lower() != column.lower():
                 repaired = _replace_reference(repaired, col.name, f"{_names_for(sources, holder)}.{_holder(holder, col.name)}")
-    at = _reference(repaired, f"{names[target.name]}.{column}")
-    here_sources = [(depth, m) for depth, t, m in _visible_sources(schema, repaired, at) if t is start]
-    if not here_sources:
-        return None
-    anchor = max(here_sources, key=lambda f: f[0])[1]
-    return repaired[: anchor.end()] + "".join(steps) + repaired[anchor.end() :]
+    # Each (sub)query that uses the column gets the join in its own FROM: a subquery such
+    # as "(SELECT MIN(Horsepower) FROM car_names)" does not see the outer query's tables.
+    anchors: set[int] = set()
+    for use in _reference_pattern(f"{names[target.name]}.{column}").finditer(_blank_literals(repaired)):
+        here = [(depth, m) for depth, t, m in _visible_sources(schema, repaired, use.start()) if t is start]
+        if not here:
+            return None
+        anchor = max(here, key=lambda f: f[0])[1]
+        if _bare(anchor.group("alias") or anchor.group("table")).lower() != _bare(names[start.name]).lower():
+            return None  # that scope calls the table by another name than the join condition
+        anchors.add(anchor.end())
+    for end in sorted(anchors, reverse=True):
+        repaired = repaired[:end] + "".join(steps) + repaired[end:]
+    return repaired if anchors else None
 
 
 def _plain(name: str) -> str:
