@@ -217,6 +217,20 @@ def test_a_reply_that_only_repeats_earlier_calls_forces_the_final_turn(db: Datab
     assert result.answer_source is AnswerSource.FINAL_TURN
 
 
+def test_a_reply_cut_off_before_its_call_closed_is_no_repeat(db: Database, task: Task) -> None:
+    # From the 0.5B's Spider traces: a call cut off by the turn's token limit parsed to no
+    # call at all, which counted as "only repeats"; the model was told its query "failed
+    # before, with the error above" (in round 1) or the exploration ended on it.
+    config = EpisodeConfig(end_on_repeat=True, query_hints=True, max_turn_tokens=64)
+    for earlier in ([], [call("list_tables")]):
+        ep = Episode(task, db, config)
+        for reply in earlier:
+            ep.step(reply)
+        cut = ep.step('{"tool": "run_query", "args": {"sql": "SELECT Name FROM Genre WHERE GenreId IN (SELECT GenreId FROM')
+        assert "it is cut off" in cut and not cut.startswith("Not run") and not ep.in_final_turn
+        assert ep.rounds[-1].calls == []
+
+
 def test_repeats_run_as_before_without_the_option(db: Database, task: Task) -> None:
     ep = Episode(task, db, EpisodeConfig())
     for _ in range(3):

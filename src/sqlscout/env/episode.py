@@ -473,9 +473,10 @@ class Episode(EpisodeBase):
         )
 
     def _only_repeats(self, calls: list[ToolCall]) -> bool:
-        """Whether every one of ``calls`` was made in an earlier reply (a submission never is)."""
+        """Whether every one of ``calls`` was made in an earlier reply (a submission never
+        is, nor a reply with no call: one cut off before its call closed is no loop)."""
         keys = {c.key() for c in calls}
-        repeated = all(c.tool != "submit_sql" for c in calls) and keys <= self._made
+        repeated = bool(calls) and all(c.tool != "submit_sql" for c in calls) and keys <= self._made
         self._made |= keys
         return repeated
 
