@@ -166,6 +166,19 @@ def test_table_arguments_can_be_held_to_the_real_tables(grammar_tokenizer: Gramm
         ReplyGrammar(tables=())
 
 
+def test_a_string_holds_a_brace_only_escaped(grammar_tokenizer: GrammarTokenizer) -> None:
+    # From a 0.5B trace: the query's closing quote forgotten, the call's "}}" written into
+    # the string, then prose to the token limit. A raw brace is refused, so the closing
+    # quote comes next; a brace a query needs is written \u007b.
+    runaway = '{"tool": "run_query", "args": {"sql": "SELECT MIN(Year) FROM t)}}. This returns the year."}}'
+    assert json.loads(runaway) and not accepts(grammar_tokenizer, CALLS, runaway)
+    braced = json.dumps({"tool": "run_query", "args": {"sql": "SELECT '{a}'"}})  # json.dumps keeps it raw
+    assert not accepts(grammar_tokenizer, CALLS, braced)
+    escaped = braced.replace("{a}", "\\u007ba\\u007d")
+    assert accepts(grammar_tokenizer, CALLS, escaped)
+    assert parse_turn(escaped).calls[0].args == {"sql": "SELECT '{a}'"}
+
+
 @pytest.mark.parametrize("name", sorted(MALFORMED))
 def test_malformed_replies_are_rejected(grammar_tokenizer: GrammarTokenizer, name: str) -> None:
     assert not accepts(grammar_tokenizer, CALLS, MALFORMED[name])

@@ -142,10 +142,14 @@ _REASONING_LINE_CHARS = 300
 
 # JSON values. Strings a tool takes are non-empty (an empty table name or query is no
 # argument at all); integers are bounded to nine digits so a degenerate "1111..." ends.
+# A string holds no raw brace (one is written \u007b, \u007d): SQL has none outside its
+# literals, and a model that forgot a query's closing quote wrote the call's "}}" into
+# it and ran on in prose to the turn's token limit (the 0.5B, once in each of two 100-
+# question Spider runs); without the brace, the quote that closes the string comes next.
 _VALUES = r"""
 ws ::= [ ]?
 string ::= "\"" char+ "\""
-char ::= [^"\\\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})
+char ::= [^"\\{}\x00-\x1F] | "\\" (["\\/bfnrt] | "u" [0-9a-fA-F]{4})
 integer ::= "-"? ("0" | [1-9] [0-9]{0,8})
 number ::= integer ("." [0-9]{1,12})?
 boolean ::= "true" | "false"
