@@ -203,7 +203,7 @@ def test_the_episode_adds_the_hint_only_when_asked(db: Database) -> None:
     ep = Episode(task, db, EpisodeConfig(query_hints=True))
     shown = ep.step(step)
     assert "write T2.Title" in shown and "Corrected, it compiles" in shown
-    assert ep.prompt_version.endswith("+fix4")
+    assert ep.prompt_version.endswith("+fix5")
     assert ep.rounds[0].calls[0].output.endswith("```")  # the record holds what the model saw
     assert not PRESETS["sqale-2b"].episode.query_hints  # the seed's protocol, as trained
 
