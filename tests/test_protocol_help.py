@@ -229,6 +229,14 @@ def test_a_reply_cut_off_before_its_call_closed_is_no_repeat(db: Database, task:
         cut = ep.step('{"tool": "run_query", "args": {"sql": "SELECT Name FROM Genre WHERE GenreId IN (SELECT GenreId FROM')
         assert "it is cut off" in cut and not cut.startswith("Not run") and not ep.in_final_turn
         assert ep.rounds[-1].calls == []
+    # The same cut-off reply sent again is a loop (the 0.5B sent it in every round left):
+    # with query_hints and nothing tested it is sent once to look, then the exploration ends.
+    ep = Episode(task, db, config)
+    cut_call = '{"tool": "run_query", "args": {"sql": "SELECT Name FROM Genre WHERE GenreId IN (SELECT GenreId FROM'
+    ep.step(cut_call)
+    assert ep.step(cut_call).startswith("Not run: this failed before") and not ep.in_final_turn
+    ep.step(call("describe_table", table_name="Genre"))
+    assert ep.step(cut_call).startswith("Not run: you made these calls before") and ep.in_final_turn
 
 
 def test_repeats_run_as_before_without_the_option(db: Database, task: Task) -> None:

@@ -315,6 +315,7 @@ class Episode(EpisodeBase):
         self.failed_streak = 0
         self._final_reason: StopReason | None = None
         self._made: set[str] = set()  # keys of the calls made so far (end_on_repeat)
+        self._unread: set[str] = set()  # replies that parsed to no call, only errors (end_on_repeat)
         self._repeated = False  # the last reply only repeated earlier calls
         self._cut: set[str] = set()  # queries told to drop their LIMIT: never submittable
         self._failed: set[str] = set()  # keys of the calls that failed (query_hints)
@@ -378,7 +379,7 @@ class Episode(EpisodeBase):
             self._finish(rerun, AnswerSource.RERUN, StopReason.RERUN)
             return None
         look_first, self._look_first = self._look_first, False
-        if self.config.end_on_repeat and self._only_repeats(parsed.calls):
+        if self.config.end_on_repeat and (self._only_repeats(parsed.calls) or self._unread_again(text, parsed)):
             if self._redirects(parsed.calls) and not look_first:
                 self._redirected = self._look_first = True
                 return REPEATED_FAILURE
@@ -479,6 +480,17 @@ class Episode(EpisodeBase):
         repeated = bool(calls) and all(c.tool != "submit_sql" for c in calls) and keys <= self._made
         self._made |= keys
         return repeated
+
+    def _unread_again(self, text: str, parsed: ParsedTurn) -> bool:
+        """Whether ``text``, a reply that parsed to no call, was sent before word for word.
+        A call cut off by the turn's token limit is no loop the first time; the 0.5B model
+        then sent the same cut-off call in every round left, 512 tokens each. A copy
+        counts as a repeat of failed calls (sent once to look, then the end)."""
+        if parsed.calls or not parsed.errors:
+            return False
+        again = text.strip() in self._unread
+        self._unread.add(text.strip())
+        return again
 
     def _skip_reason(self, call: ToolCall, turn_ends: float | None) -> str | None:
         """Why ``call`` is not run (the turn's failures or time are used up), or None.
