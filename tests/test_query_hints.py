@@ -14,7 +14,7 @@ from conftest import CHINOOK, spider_db
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.episode import Episode
 from sqlscout.env.hints import AGGREGATE_HINT, query_hint, query_sources
-from sqlscout.env.prompts import REPAIR_RUN
+from sqlscout.env.prompts import LIMIT_DROPPED, REPAIR_RUN
 from sqlscout.env.sandbox import Database
 from sqlscout.env.task import Task
 from sqlscout.errors import QueryError
@@ -203,7 +203,7 @@ def test_the_episode_adds_the_hint_only_when_asked(db: Database) -> None:
     ep = Episode(task, db, EpisodeConfig(query_hints=True))
     shown = ep.step(step)
     assert "write T2.Title" in shown and "Corrected, it compiles" in shown
-    assert ep.prompt_version.endswith("+fix5")
+    assert ep.prompt_version.endswith("+fix6")
     assert ep.rounds[0].calls[0].output.endswith("```")  # the record holds what the model saw
     assert not PRESETS["sqale-2b"].episode.query_hints  # the seed's protocol, as trained
 
@@ -320,6 +320,28 @@ def test_a_failed_query_copied_word_for_word_runs_its_repair_instead(db: Databas
     plain.step(failing)
     plain.step(failing)
     assert plain.in_final_turn
+
+
+def test_a_query_told_to_drop_its_limit_copied_word_for_word_runs_without_it(db: Database) -> None:
+    # From the 0.5B's Spider traces: a query that ran with a LIMIT 5 the question does not
+    # ask for was told to drop it, copied back as it was until the loop ended, and the
+    # forced answer kept the LIMIT (6 of 100 episodes). The copy now runs without it.
+    task = Task("q", "List the titles of the albums of artist 1.", CHINOOK)
+    config = EpisodeConfig(query_hints=True, end_on_repeat=True, constrain=True, guided_start=True, submit_tested=True)
+    ep = Episode(task, db, config)
+    limited = "SELECT Title FROM Album WHERE ArtistId = 1 LIMIT 5"
+    assert "run the query without it" in ep.step(json.dumps({"tool": "run_query", "args": {"sql": limited}}))
+    assert ep.request().constraint.submittable == ()  # type: ignore[union-attr]  # nothing submittable yet
+    again = ep.step(json.dumps({"tool": "run_query", "args": {"sql": limited}}))
+    plain = "SELECT Title FROM Album WHERE ArtistId = 1"
+    assert again.startswith(LIMIT_DROPPED + f"\nResult 1 of run_query(sql={plain!r})") and not ep.in_final_turn
+    assert ep.rounds[1].calls[0].args == {"sql": plain} and ep.rounds[1].calls[0].ok
+    assert ep.request().constraint.submittable == (plain,)  # type: ignore[union-attr]
+    # A LIMIT the question asks for is kept, and a copy of it is a loop as before.
+    asked = Episode(replace(task, question="Which are the first 5 titles of artist 1?"), db, config)
+    asked.step(json.dumps({"tool": "run_query", "args": {"sql": limited}}))
+    asked.step(json.dumps({"tool": "run_query", "args": {"sql": limited}}))
+    assert asked.request().constraint.submittable == (limited,)  # type: ignore[union-attr]  # asked to submit it
 
 
 def test_the_final_turn_offers_the_last_repair_when_no_query_ran(db: Database) -> None:

@@ -35,13 +35,14 @@ from dataclasses import dataclass, replace
 from sqlscout.env.chat import ChatFormat, ChatML, Message
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.grammar import ReplyGrammar, TurnKind, think_mode_after
-from sqlscout.env.hints import limit_hint, repair_hint
+from sqlscout.env.hints import limit_hint, repair_hint, without_limit
 from sqlscout.env.parser import ParsedTurn, ToolCall, extract_final_sql, parse_turn
 from sqlscout.env.prompts import (
     LIMIT_REASONS,
     LOOKING_TOOLS,
     PROMPT_VERSION,
     REPEATED_CALLS,
+    LIMIT_DROPPED,
     REPAIR_RUN,
     RERUN_TAKEN,
     REPEATED_FAILURE,
@@ -372,7 +373,7 @@ class Episode(EpisodeBase):
                 self._finish(direct, AnswerSource.DIRECT, StopReason.ANSWERED)
                 return None
             return NO_CALL_MESSAGE
-        swapped = self._swap_repaired(parsed.calls) if self.config.query_hints else set()
+        swapped = self._swap_repaired(parsed.calls) if self.config.query_hints else {}
         rerun = self._rerun(parsed.calls) if self.config.rerun_submits else None
         if rerun is not None:
             record.calls.append(CallRecord("run_query", {"sql": rerun}, True, RERUN_TAKEN, 0.0))
@@ -416,21 +417,29 @@ class Episode(EpisodeBase):
             if outcome.ends_episode:
                 self._finish(outcome.sql, AnswerSource.SUBMIT_SQL, StopReason.SUBMITTED)
                 return None
-            note = REPAIR_RUN + "\n" if i in swapped else ""
+            note = swapped[i] + "\n" if i in swapped else ""
             parts.append(f"{note}Result {len(record.calls)} of {_describe(call)}:\n{outcome.text}")
         parts += [f"Error: {e}" for e in parsed.errors]
         return "\n\n".join(parts)
 
-    def _swap_repaired(self, calls: list[ToolCall]) -> set[int]:
+    def _swap_repaired(self, calls: list[ToolCall]) -> dict[int, str]:
         """``query_hints``: each ``run_query`` that repeats a failed query whose hint showed a
         repair that compiles is replaced by that repair (the small models copy their failed
-        reply word for word, corrected query or not); the positions of the replacements."""
-        swapped = set()
+        reply word for word, corrected query or not), and each that repeats a query told to
+        drop a trailing LIMIT the question does not ask for runs without it (the 0.5B copied
+        such a query back until the loop ended, in 6 of 100 Spider episodes); the positions
+        of the replacements, with the note each gets."""
+        swapped = {}
         for i, call in enumerate(calls):
             sql = call.args.get("sql")
-            if call.tool == "run_query" and isinstance(sql, str) and sql in self._repairs and call.key() in self._failed:
+            if call.tool != "run_query" or not isinstance(sql, str):
+                continue
+            if sql in self._repairs and call.key() in self._failed:
                 calls[i] = ToolCall("run_query", {"sql": self._repairs[sql]})
-                swapped.add(i)
+                swapped[i] = REPAIR_RUN
+            elif sql in self._cut and without_limit(sql) != sql:
+                calls[i] = ToolCall("run_query", {"sql": without_limit(sql)})
+                swapped[i] = LIMIT_DROPPED
         return swapped
 
     def _rerun(self, calls: list[ToolCall]) -> str | None:

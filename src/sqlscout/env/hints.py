@@ -462,6 +462,15 @@ _TRAILING_LIMIT = re.compile(r"\bLIMIT\s+(\d+)\s*;?\s*$", re.IGNORECASE)
 _NUMBER_WORDS = ("zero one two three four five six seven eight nine ten eleven twelve").split()
 
 
+def without_limit(sql: str) -> str:
+    """``sql`` without its trailing ``LIMIT n``.
+
+    >>> without_limit("SELECT name FROM ship ORDER BY name LIMIT 5;")
+    'SELECT name FROM ship ORDER BY name'
+    """
+    return _TRAILING_LIMIT.sub("", sql).rstrip()
+
+
 def limit_hint(sql: str, question: str, shown_rows: int) -> str | None:
     """A hint for a query that ran and ends with ``LIMIT n`` (n > 1) where the question
     asks for no such number: a limit added to look at the rows (``run_query`` shows
