@@ -41,9 +41,9 @@ DEMO_MODEL = "qwen2.5-coder-0.5b"
 # questions (docs/evaluation.md has the table and the commands).
 DEMO_WHY = (
     "the 0.5B preset answers within a minute on 2 cores; as an agent with the schema shown, "
-    "constrained, guided replies and query repair hints it answered 42 % of 100 random Spider dev "
-    "questions against 40 % single-shot, 51 % with a vote of five samples at five times the time "
-    "(the 1.5B preset answers 64 %, but is 2.3x the download and takes twice as long)"
+    "constrained, guided replies, query repair hints and a worked example it answered 52 % of "
+    "100 random Spider dev questions against 40-42 % single-shot (the 1.5B preset answers 65 %, "
+    "but is 2.3x the download and takes 1.5x as long)"
 )
 
 # (question, gold SQL), easiest first; each gold query was run on the shipped file.
