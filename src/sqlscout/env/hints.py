@@ -362,12 +362,7 @@ def _table_name_repair(schema: Schema, sql: str, written: str, compiles: Callabl
         spelled = "|".join(re.escape(q[0] + written + q[1]) for q in ('""', "``", "[]")) + "|" + re.escape(written)
     else:
         return None
-    pattern = re.compile(rf"(?<![\w.$])(?:{spelled})(?![\w$])", re.IGNORECASE)
-    out, end = [], 0
-    for found in pattern.finditer(_blank_literals(sql)):
-        out += [sql[end : found.start()], _plain(real)]
-        end = found.end()
-    repaired = "".join(out) + sql[end:]
+    repaired = _substitute(sql, re.compile(rf"(?<![\w.$])(?:{spelled})(?![\w$])", re.IGNORECASE), _plain(real))
     if repaired == sql or not compiles(repaired):
         return None
     text = f"Hint: there is no table {written}; {real} is the table with the closest name. Corrected, it compiles:"
@@ -451,8 +446,13 @@ def _plain(name: str) -> str:
 def _replace_reference(sql: str, written: str, replacement: str) -> str:
     """``sql`` with each whole-word occurrence of the column reference ``written`` replaced
     (outside string literals)."""
+    return _substitute(sql, _reference_pattern(written), replacement)
+
+
+def _substitute(sql: str, pattern: re.Pattern[str], replacement: str) -> str:
+    """``sql`` with each match of ``pattern`` outside string literals replaced."""
     out, end = [], 0
-    for match in _reference_pattern(written).finditer(_blank_literals(sql)):
+    for match in pattern.finditer(_blank_literals(sql)):
         out += [sql[end : match.start()], replacement]
         end = match.end()
     return "".join(out) + sql[end:]
