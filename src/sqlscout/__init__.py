@@ -39,7 +39,7 @@ _WHERE = {
     "TOOLS": "sqlscout.env.tools",
     "Task": "sqlscout.env.task",
     "ToolCall": "sqlscout.env.parser",
-    "TurnRequest": "sqlscout.env.episode",
+    "TurnRequest": "sqlscout.env.episode_base",
     "Verdict": "sqlscout.scoring",
     "call_tool": "sqlscout.env.tools",
     "extract_final_sql": "sqlscout.env.parser",
@@ -72,7 +72,8 @@ if TYPE_CHECKING:  # what type checkers and IDEs see
     from sqlscout.data import load_tasks
     from sqlscout.env.chat import ChatFormat, ChatML
     from sqlscout.env.config import EpisodeConfig
-    from sqlscout.env.episode import Episode, TurnRequest
+    from sqlscout.env.episode import Episode
+    from sqlscout.env.episode_base import TurnRequest
     from sqlscout.env.parser import ToolCall, extract_final_sql, parse_turn
     from sqlscout.env.prompts import PROMPT_VERSION, SchemaMode
     from sqlscout.env.sandbox import Database, SandboxConfig

@@ -29,7 +29,7 @@ _WHERE = {
     "ChatML": "sqlscout.env.chat",
     "Database": "sqlscout.env.sandbox",
     "Episode": "sqlscout.env.episode",
-    "EpisodeBase": "sqlscout.env.episode",
+    "EpisodeBase": "sqlscout.env.episode_base",
     "EpisodeConfig": "sqlscout.env.config",
     "EpisodeResult": "sqlscout.env.trace",
     "Message": "sqlscout.env.chat",
@@ -47,7 +47,7 @@ _WHERE = {
     "TokenCounter": "sqlscout.env.tokens",
     "ToolCall": "sqlscout.env.parser",
     "ToolOutcome": "sqlscout.env.tools",
-    "TurnRequest": "sqlscout.env.episode",
+    "TurnRequest": "sqlscout.env.episode_base",
     "call_tool": "sqlscout.env.tools",
     "extract_final_sql": "sqlscout.env.parser",
     "parse_turn": "sqlscout.env.parser",
@@ -94,7 +94,8 @@ __getattr__, __dir__ = lazy_names(globals(), _WHERE)
 if TYPE_CHECKING:  # what type checkers and IDEs see
     from sqlscout.env.chat import ChatFormat, ChatML, Message
     from sqlscout.env.config import EpisodeConfig
-    from sqlscout.env.episode import Episode, EpisodeBase, TurnRequest
+    from sqlscout.env.episode import Episode
+    from sqlscout.env.episode_base import EpisodeBase, TurnRequest
     from sqlscout.env.parser import ToolCall, extract_final_sql, parse_turn
     from sqlscout.env.prompts import PROMPT_VERSION, SchemaMode
     from sqlscout.env.sandbox import Database, QueryResult, SandboxConfig

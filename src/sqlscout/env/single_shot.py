@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from sqlscout.env.chat import ChatFormat
 from sqlscout.env.config import EpisodeConfig
-from sqlscout.env.episode import EpisodeBase
+from sqlscout.env.episode_base import EpisodeBase
 from sqlscout.env.trace import AnswerSource, StopReason
 from sqlscout.env.parser import extract_final_sql
 from sqlscout.env.prompts import SchemaMode, prompt_version, single_shot_messages
