@@ -14,7 +14,7 @@ from conftest import CHINOOK, spider_db
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.episode import Episode
 from sqlscout.env.hints import AGGREGATE_HINT, query_hint, query_sources
-from sqlscout.env.prompts import LIMIT_DROPPED, REPAIR_RUN
+from sqlscout.env.prompts import LIMIT_DROPPED, REPAIR_ON_REPEAT, REPAIR_RUN
 from sqlscout.env.sandbox import Database
 from sqlscout.env.task import Task
 from sqlscout.errors import QueryError
@@ -203,7 +203,7 @@ def test_the_episode_adds_the_hint_only_when_asked(db: Database) -> None:
     ep = Episode(task, db, EpisodeConfig(query_hints=True))
     shown = ep.step(step)
     assert "write T2.Title" in shown and "Corrected, it compiles" in shown
-    assert ep.prompt_version.endswith("+fix6")
+    assert ep.prompt_version.endswith("+fix7")
     assert ep.rounds[0].calls[0].output.endswith("```")  # the record holds what the model saw
     assert not PRESETS["sqale-2b"].episode.query_hints  # the seed's protocol, as trained
 
@@ -405,3 +405,43 @@ def test_a_joined_table_without_the_join_column_is_replaced_by_the_one_that_has_
     else:
         assert "in place of" in text and repaired(text) == expected
         db.execute(expected)
+
+
+def test_a_loop_runs_the_last_repair_that_never_ran(db: Database) -> None:
+    # From traces (Spider's car_1, 0.5B preset): the first query failed and its hint showed
+    # a repair; the next reply copied half of it, failed on the same column with no repair,
+    # and was then sent again word for word. The exploration ended with nothing that ran,
+    # so nothing could be submitted. The loop now runs the repair in its place, once.
+    task = Task("q", "Which tracks are on the album with the first title?", CHINOOK)
+    config = EpisodeConfig(query_hints=True, end_on_repeat=True, submit_hint=True, constrain=True, submit_tested=True)
+    first = "SELECT Name FROM Track WHERE Title = (SELECT MIN(Title) FROM Track)"
+    half = "SELECT Name FROM Track WHERE Title = (SELECT MIN(Title) FROM Track JOIN Album ON Track.AlbumId = Album.AlbumId)"
+    ep = Episode(task, db, config)
+    shown = ep.step(json.dumps({"tool": "run_query", "args": {"sql": first}}))
+    repair = repaired(shown)
+    looped = [{"tool": "list_tables", "args": {}}, {"tool": "run_query", "args": {"sql": half}}]
+    again = "\n".join(json.dumps(c) for c in looped)
+    assert "```" not in ep.step(again)  # the half copy fails with no repair of its own
+    ran = ep.step(again)
+    assert ran.startswith(REPAIR_ON_REPEAT) and f"Result 1 of run_query(sql={repair!r})" in ran
+    assert not ep.in_final_turn and "submit that same query" in ran
+    assert ep.rounds[-1].calls[0].ok and ep.request().constraint.submittable == (repair,)  # type: ignore[union-attr]
+    ep.step(json.dumps({"tool": "submit_sql", "args": {"sql": repair}}))
+    assert ep.result().stop_reason.value == "submitted"
+    assert db.execute(repair).rows == db.execute(
+        "SELECT Track.Name FROM Track JOIN Album USING (AlbumId) WHERE Album.Title = (SELECT MIN(Title) FROM Album)"
+    ).rows != []
+    # Once only: the next loop ends the exploration (here, held to submitting a tested query).
+    ep2 = Episode(task, db, config)
+    ep2.step(json.dumps({"tool": "run_query", "args": {"sql": first}}))
+    ep2.step(again)
+    ep2.step(again)
+    ep2.step(again)
+    assert ep2.request().constraint.tools == ("submit_sql",)  # type: ignore[union-attr]
+    # A repair the model ran itself is not run again; the loop ends as before.
+    ep3 = Episode(task, db, replace(config, submit_tested=False))
+    ep3.step(json.dumps({"tool": "run_query", "args": {"sql": first}}))
+    ep3.step(json.dumps({"tool": "run_query", "args": {"sql": repair}}))
+    ep3.step(again)
+    ep3.step(again)
+    assert ep3.in_final_turn

@@ -41,6 +41,7 @@ from sqlscout.env.prompts import (
     LIMIT_REASONS,
     REPEATED_CALLS,
     LIMIT_DROPPED,
+    REPAIR_ON_REPEAT,
     REPAIR_RUN,
     RERUN_TAKEN,
     REPEATED_FAILURE,
@@ -130,6 +131,7 @@ class Episode(EpisodeBase):
         self._repairs: dict[str, str] = {}  # failed query -> the repair its hint showed (query_hints)
         self._last_repair: str | None = None  # the latest of them, offered in the final turn
         self._redirected = False  # query_hints: a repeat of failed calls was sent to look, once
+        self._repair_looped = False  # query_hints: a loop ran the last hint's repair, once
         if self.tokens_used + self.config.final_turn_reserve > self.config.token_budget:
             self._finish(None, AnswerSource.NONE, StopReason.BUDGET_EXHAUSTED)
 
@@ -188,13 +190,19 @@ class Episode(EpisodeBase):
             return None
         look_first, self._look_first = self._look_first, False
         if self.config.end_on_repeat and (self._only_repeats(parsed.calls) or self._unread_again(text, parsed)):
-            if self._redirects(parsed.calls) and not look_first:
+            pending = self._pending_repair()
+            if pending is not None:
+                parsed = ParsedTurn(calls=[ToolCall("run_query", {"sql": pending})])
+                self._made.add(parsed.calls[0].key())
+                swapped = {0: REPAIR_ON_REPEAT}
+            elif self._redirects(parsed.calls) and not look_first:
                 self._redirected = self._look_first = True
                 return REPEATED_FAILURE
-            self._repeated = True
-            # Held to its tested queries, a looping model is asked to choose one of them.
-            self._must_submit = bool(self.config.constrain and self.config.submit_tested and self._tested)
-            return REPEATED_CALLS
+            else:
+                self._repeated = True
+                # Held to its tested queries, a looping model is asked to choose one of them.
+                self._must_submit = bool(self.config.constrain and self.config.submit_tested and self._tested)
+                return REPEATED_CALLS
         self._focus = False
         parts: list[str] = []
         seen: dict[str, CallRecord] = {}
@@ -277,6 +285,20 @@ class Episode(EpisodeBase):
             if found is not None and found.repaired is not None:
                 self._repairs[sql] = self._last_repair = found.repaired
         return outcome if hint is None else replace(outcome, text=f"{outcome.text}\n{hint}")
+
+    def _pending_repair(self) -> str | None:
+        """``query_hints``: the repair the last hint showed, when a reply loops before it ever
+        ran (once an episode): it runs in place of the repeated calls. The 0.5B model copied
+        half of a repair into its next query, which failed on the same column, and then
+        repeated that reply; the repair itself, which compiles, never ran, so there was
+        nothing it could submit (3 of the first 37 Spider episodes ended so)."""
+        repair = self._last_repair
+        if not self.config.query_hints or repair is None or self._repair_looped:
+            return None
+        if ToolCall("run_query", {"sql": repair}).key() in self._made:
+            return None
+        self._repair_looped = True
+        return repair
 
     def _redirects(self, calls: list[ToolCall]) -> bool:
         """``query_hints``: a reply repeating only calls that failed, with nothing tested to

@@ -161,11 +161,11 @@ def prompt_version(
     >>> prompt_version(worked_example=True, example_values=3, end_on_repeat=True, submit_hint=True)
     'sqlscout-prompt-2+example+values3+repeat+hint'
     >>> prompt_version(query_hints=True)
-    'sqlscout-prompt-2+fix6'
+    'sqlscout-prompt-2+fix7'
     """
     suffix = ("+example" if worked_example else "") + (f"+values{example_values}" if example_values else "")
     suffix += ("+repeat" if end_on_repeat else "") + ("+hint" if submit_hint else "")
-    suffix += ("+fix6" if query_hints else "") + ("+draft" if draft_first else "")
+    suffix += ("+fix7" if query_hints else "") + ("+draft" if draft_first else "")
     return PROMPT_VERSION + suffix
 
 
@@ -224,6 +224,11 @@ REPEATED_FAILURE = (
 )
 # ``query_hints``: a failed query copied word for word, when its hint showed a repair.
 REPAIR_RUN = "This query failed before; the corrected query from the hint ran in its place:"
+# With ``end_on_repeat`` and ``query_hints``: a looping reply, while the last hint's repair has never run.
+REPAIR_ON_REPEAT = (
+    "Not run: you made these calls before. The corrected query from the last hint had not run; "
+    "it ran in their place:"
+)
 LIMIT_DROPPED = "This query ran before with a LIMIT the question does not ask for; it ran without the LIMIT in its place:"
 # With ``rerun_submits``: the trace's note on a query that ran before, sent again.
 RERUN_TAKEN = "Not run again: this query ran before without error; taken as the answer."
