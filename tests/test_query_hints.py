@@ -445,37 +445,3 @@ def test_a_loop_runs_the_last_repair_that_never_ran(db: Database) -> None:
     ep3.step(again)
     ep3.step(again)
     assert ep3.in_final_turn
-
-
-def test_a_repeated_look_with_nothing_run_is_asked_once_for_a_query(db: Database) -> None:
-    # From traces (Spider, 0.5B preset): a first query failed with no repair, the next
-    # reply listed and described tables, and the one after sent the same look again; the
-    # exploration ended with nothing that ran, and the forced answer often did not compile.
-    from sqlscout.env.prompts import QUERY_AFTER_REPEAT
-
-    task = Task("q", "How many albums are there?", CHINOOK, gold_sql="SELECT COUNT(*) FROM Album")
-    config = EpisodeConfig(query_hints=True, end_on_repeat=True, constrain=True, guided_start=True, submit_tested=True)
-    ep = Episode(task, db, config)
-    ep.step(json.dumps({"tool": "run_query", "args": {"sql": "SELECT COUNT(Nothing) FROM Albums"}}))
-    look = "\n".join(json.dumps(c) for c in [{"tool": "list_tables", "args": {}}, {"tool": "describe_table", "args": {"table_name": "Album"}}])
-    ep.step(look)
-    asked = ep.step(look)
-    assert asked.startswith(QUERY_AFTER_REPEAT) and not ep.in_final_turn
-    grammar = ep.request().constraint
-    assert grammar is not None and grammar.tools == ("run_query",) and grammar.max_calls == 1
-    ran = ep.step(json.dumps({"tool": "run_query", "args": {"sql": "SELECT COUNT(*) FROM Album"}}))
-    assert "347" in ran and ep.request().constraint.tools is None  # free again  # type: ignore[union-attr]
-    ep.step(json.dumps({"tool": "submit_sql", "args": {"sql": "SELECT COUNT(*) FROM Album"}}))
-    assert ep.result().stop_reason.value == "submitted"
-    # Once only; and not once a query has run (then a loop is held to submitting it).
-    twice = Episode(task, db, config)
-    twice.step(json.dumps({"tool": "run_query", "args": {"sql": "SELECT COUNT(Nothing) FROM Albums"}}))
-    twice.step(look)
-    twice.step(look)
-    twice.step(json.dumps({"tool": "run_query", "args": {"sql": "SELECT COUNT(Nothing) FROM Albums"}}))
-    twice.step(look)
-    assert twice.in_final_turn
-    plain = Episode(task, db, replace(config, query_hints=False))
-    plain.step(look)
-    plain.step(look)
-    assert plain.in_final_turn

@@ -41,7 +41,6 @@ from sqlscout.env.prompts import (
     LIMIT_REASONS,
     REPEATED_CALLS,
     LIMIT_DROPPED,
-    QUERY_AFTER_REPEAT,
     REPAIR_ON_REPEAT,
     REPAIR_RUN,
     RERUN_TAKEN,
@@ -133,7 +132,6 @@ class Episode(EpisodeBase):
         self._last_repair: str | None = None  # the latest of them, offered in the final turn
         self._redirected = False  # query_hints: a repeat of failed calls was sent to look, once
         self._repair_looped = False  # query_hints: a loop ran the last hint's repair, once
-        self._asked_query = False  # query_hints: a repeat of looking calls was asked for a query, once
         if self.tokens_used + self.config.final_turn_reserve > self.config.token_budget:
             self._finish(None, AnswerSource.NONE, StopReason.BUDGET_EXHAUSTED)
 
@@ -191,7 +189,6 @@ class Episode(EpisodeBase):
             self._finish(rerun, AnswerSource.RERUN, StopReason.RERUN)
             return None
         look_first, self._look_first = self._look_first, False
-        self._query_next = False
         if self.config.end_on_repeat and (self._only_repeats(parsed.calls) or self._unread_again(text, parsed)):
             pending = self._pending_repair()
             if pending is not None:
@@ -201,9 +198,6 @@ class Episode(EpisodeBase):
             elif self._redirects(parsed.calls) and not look_first:
                 self._redirected = self._look_first = True
                 return REPEATED_FAILURE
-            elif self._asks_query(parsed.calls):
-                self._asked_query = self._query_next = True
-                return QUERY_AFTER_REPEAT
             else:
                 self._repeated = True
                 # Held to its tested queries, a looping model is asked to choose one of them.
@@ -315,21 +309,6 @@ class Episode(EpisodeBase):
             and not self._redirected
             and not self._tested
             and all(c.key() in self._failed for c in calls)
-        )
-
-    def _asks_query(self, calls: list[ToolCall]) -> bool:
-        """``query_hints``: a reply repeating calls that ran (looking at tables it has seen)
-        while no query has run is asked, once, to write and run the query; under
-        ``constrain`` the next reply may only call ``run_query``. In the 0.5B preset's
-        Spider run with version 6, 4 of the 10 episodes that did not submit had a first
-        query fail, looked at the tables, then sent the same look again: the exploration
-        ended with nothing that ran, and the forced answer did not compile in three."""
-        return (
-            self.config.query_hints
-            and not self._asked_query
-            and not self._tested
-            and bool(calls)
-            and not all(c.key() in self._failed for c in calls)
         )
 
     def _only_repeats(self, calls: list[ToolCall]) -> bool:

@@ -224,12 +224,6 @@ REPEATED_FAILURE = (
 )
 # ``query_hints``: a failed query copied word for word, when its hint showed a repair.
 REPAIR_RUN = "This query failed before; the corrected query from the hint ran in its place:"
-# With ``end_on_repeat`` and ``query_hints``: a reply repeating looks that ran, while no query
-# has run, once; under ``constrain`` the next reply may only call run_query.
-QUERY_AFTER_REPEAT = (
-    "Not run: you made these calls before; their results are in the messages above. Now write "
-    "the query the question needs from the tables you have seen, and run it with run_query."
-)
 # With ``end_on_repeat`` and ``query_hints``: a looping reply, while the last hint's repair has never run.
 REPAIR_ON_REPEAT = (
     "Not run: you made these calls before. The corrected query from the last hint had not run; "
