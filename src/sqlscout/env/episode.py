@@ -192,6 +192,7 @@ class Episode(EpisodeBase):
         if self.config.end_on_repeat and (self._only_repeats(parsed.calls) or self._unread_again(text, parsed)):
             pending = self._pending_repair()
             if pending is not None:
+                self._repair_looped = True
                 parsed = ParsedTurn(calls=[ToolCall("run_query", {"sql": pending})])
                 self._made.add(parsed.calls[0].key())
                 swapped = {0: REPAIR_ON_REPEAT}
@@ -295,10 +296,7 @@ class Episode(EpisodeBase):
         repair = self._last_repair
         if not self.config.query_hints or repair is None or self._repair_looped:
             return None
-        if ToolCall("run_query", {"sql": repair}).key() in self._made:
-            return None
-        self._repair_looped = True
-        return repair
+        return None if ToolCall("run_query", {"sql": repair}).key() in self._made else repair
 
     def _redirects(self, calls: list[ToolCall]) -> bool:
         """``query_hints``: a reply repeating only calls that failed, with nothing tested to
