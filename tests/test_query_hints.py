@@ -181,7 +181,60 @@ def test_a_table_read_only_in_a_subquery_is_named_as_out_of_scope(db: Database) 
 
 
 def test_a_misused_aggregate_gets_the_group_by_having_hint(db: Database) -> None:
-    assert hint(db, "SELECT ArtistId FROM Album WHERE COUNT(*) > 2 GROUP BY ArtistId") == AGGREGATE_HINT
+    sql = "SELECT Title FROM Album WHERE COUNT(*) > 2 AND Title = 'x' OR 1 = 1"
+    assert hint(db, sql) == AGGREGATE_HINT  # an OR that moving a condition to HAVING would change: no repair
+
+
+def test_a_count_in_where_moves_to_having(db: Database) -> None:
+    text = hint(db, "SELECT ArtistId FROM Album WHERE COUNT(*) > 2 AND AlbumId > 10 GROUP BY ArtistId")
+    assert text is not None and text.startswith(AGGREGATE_HINT)
+    assert repaired(text) == "SELECT ArtistId FROM Album WHERE AlbumId > 10 GROUP BY ArtistId HAVING COUNT(*) > 2"
+
+
+def ask_hint(db: Database, sql: str, question: str) -> str | None:
+    return query_hint(db.schema, sql, error_of(db, sql), compiles(db), question)
+
+
+def test_a_count_of_the_rows_of_a_table_the_question_names_joins_it(db: Database) -> None:
+    # "the most albums" from Artist alone: COUNT(*) has no Album rows to count until Album is joined.
+    sql = "SELECT Name FROM Artist ORDER BY COUNT(*) DESC LIMIT 1"
+    text = ask_hint(db, sql, "Which artist has the most albums?")
+    assert text is not None
+    fixed = repaired(text)
+    assert fixed == (
+        "SELECT Name FROM Artist JOIN Album ON Album.ArtistId = Artist.ArtistId "
+        "GROUP BY Artist.ArtistId ORDER BY COUNT(*) DESC LIMIT 1"
+    )
+    gold = "SELECT T1.Name FROM Artist AS T1 JOIN Album AS T2 ON T1.ArtistId = T2.ArtistId GROUP BY T1.ArtistId ORDER BY COUNT(*) DESC LIMIT 1"
+    assert db.execute(fixed).rows == db.execute(gold).rows
+
+
+def test_of_several_keys_to_the_counted_table_the_owners_is_joined() -> None:
+    # Friend(student_id, friend_id): "the most friends" counts a student's own rows.
+    with Database(spider_db("network_1")) as network:
+        sql = "SELECT name FROM Highschooler WHERE grade > 5 AND COUNT(*) >= 2"
+        fixed = repaired(ask_hint(network, sql, "Which high schoolers in a grade over 5 have 2 or more friends?") or "")
+        assert "JOIN Friend ON Friend.student_id = Highschooler.ID WHERE grade > 5" in fixed
+        assert fixed.endswith("GROUP BY Highschooler.ID HAVING COUNT(*) >= 2")
+        gold = (
+            "SELECT T2.name FROM Friend AS T1 JOIN Highschooler AS T2 ON T1.student_id = T2.id "
+            "WHERE T2.grade > 5 GROUP BY T1.student_id HAVING count(*) >= 2"
+        )
+        assert sorted(network.execute(fixed).rows) == sorted(network.execute(gold).rows)
+
+
+def test_a_count_the_question_puts_in_no_linked_table_is_never_guessed() -> None:
+    with Database(spider_db("flight_2")) as flights:
+        # flights.Airline has no foreign key to airlines: no key says how to count an airline's flights.
+        sql = "SELECT Airline FROM airlines WHERE COUNT(*) < 200"
+        assert ask_hint(flights, sql, "Which airlines have less than 200 flights?") == AGGREGATE_HINT
+    with Database(spider_db("tvshow")) as tv:
+        # No other table named: the selected column is the group.
+        sql = "SELECT Country FROM TV_Channel ORDER BY COUNT(*) DESC LIMIT 1"
+        fixed = repaired(ask_hint(tv, sql, "Which country has the most TV Channels?") or "")
+        assert fixed == "SELECT Country FROM TV_Channel GROUP BY Country ORDER BY COUNT(*) DESC LIMIT 1"
+        # ... but never a key, whose groups hold one row each.
+        assert ask_hint(tv, "SELECT id FROM TV_Channel ORDER BY COUNT(*) DESC LIMIT 1", "Which channel is first?") == AGGREGATE_HINT
 
 
 def test_string_literals_and_function_calls_are_never_rewritten(db: Database) -> None:
@@ -203,7 +256,7 @@ def test_the_episode_adds_the_hint_only_when_asked(db: Database) -> None:
     ep = Episode(task, db, EpisodeConfig(query_hints=True))
     shown = ep.step(step)
     assert "write T2.Title" in shown and "Corrected, it compiles" in shown
-    assert ep.prompt_version.endswith("+fix7")
+    assert ep.prompt_version.endswith("+fix8")
     assert ep.rounds[0].calls[0].output.endswith("```")  # the record holds what the model saw
     assert not PRESETS["sqale-2b"].episode.query_hints  # the seed's protocol, as trained
 

@@ -173,7 +173,7 @@ def repair_hint(
     given, decides between reading another table in place of one that lacks a joined
     column and joining the table that has it: a table the question names is kept."""
     if _AGGREGATE.search(error):
-        return Hint(AGGREGATE_HINT, None)
+        return _aggregate_repair(schema, sql, compiles, question)
     unknown_table = _NO_SUCH_TABLE.search(error)
     if unknown_table is not None:
         return _table_name_repair(schema, sql, _bare(unknown_table.group(1)), compiles)
@@ -367,6 +367,144 @@ def _table_name_repair(schema: Schema, sql: str, written: str, compiles: Callabl
         return None
     text = f"Hint: there is no table {written}; {real} is the table with the closest name. Corrected, it compiles:"
     return Hint(f"{text}\n```sql\n{repaired}\n```", repaired)
+
+
+_AGGREGATE_CALL = re.compile(r"\b(?:COUNT|SUM|AVG|MIN|MAX|TOTAL|GROUP_CONCAT)\s*\(", re.IGNORECASE)
+_CLAUSE = re.compile(r"\b(WHERE|GROUP\s+BY|HAVING|ORDER\s+BY|LIMIT)\b", re.IGNORECASE)
+_CLAUSES = ("WHERE", "GROUP BY", "HAVING", "ORDER BY", "LIMIT")  # in the order SQLite wants them
+_PLAIN_QUERY = re.compile(r"^\s*SELECT\s+(?P<select>.+?)\s+FROM\s+(?P<from>.+?)\s*;?\s*$", re.IGNORECASE | re.DOTALL)
+_COLUMN = re.compile(rf"^\s*(?:DISTINCT\s+)?(?P<name>{_IDENT}(?:\.{_IDENT})?)\s*$", re.IGNORECASE)
+
+
+def _aggregate_repair(
+    schema: Schema, sql: str, compiles: Callable[[str], bool] | None, question: str | None
+) -> Hint:
+    """:data:`AGGREGATE_HINT`, with the repaired query when one rewrite of a query without
+    subqueries compiles: conditions on an aggregate move from WHERE to HAVING, and a query
+    with no GROUP BY gets one. On one table, ``SELECT name FROM Highschooler ORDER BY
+    COUNT(*) DESC LIMIT 1`` for "the most friends" counts the rows of the table the
+    question names that references it: that table is joined and the rows grouped by the
+    key it references. Where the question names no other table, the selected columns
+    are the groups (not a key: a group per key counts one row); where it names one that
+    no foreign key links, there is no repair."""
+    blank = _blank_literals(sql)
+    parsed = _PLAIN_QUERY.match(blank)
+    subqueries = len(re.findall(r"\bSELECT\b", blank, re.IGNORECASE)) - 1
+    if compiles is None or parsed is None or subqueries or _COMPOUND.search(blank):
+        return Hint(AGGREGATE_HINT, None)
+    starts = [(m.start(), re.sub(r"\s+", " ", m.group(1).upper())) for m in _CLAUSE.finditer(blank, parsed.start("from"))]
+    names = [n for _, n in starts]
+    if len(set(names)) != len(names) or names != sorted(names, key=_CLAUSES.index):
+        return Hint(AGGREGATE_HINT, None)  # clauses repeated or out of order: not this repair's to guess
+    bounds = [s for s, _ in starts] + [parsed.end("from")]
+    clause = {n: _CLAUSE.sub("", sql[bounds[i] : bounds[i + 1]], count=1).strip() for i, n in enumerate(names)}
+    select = sql[parsed.start("select") : parsed.end("select")].strip()
+    source = sql[parsed.start("from") : bounds[0]].strip()
+    conditions = _top_level_and(clause.get("WHERE", ""))
+    if conditions is None or _AGGREGATE_CALL.search(source + clause.get("GROUP BY", "")):
+        return Hint(AGGREGATE_HINT, None)
+    having = [c for c in conditions if _AGGREGATE_CALL.search(c)]
+    where = [c for c in conditions if not _AGGREGATE_CALL.search(c)]
+    if not having and not _AGGREGATE_CALL.search(clause.get("ORDER BY", "")):
+        return Hint(AGGREGATE_HINT, None)
+    note, group = "", clause.get("GROUP BY")
+    counted = _counted_table(schema, source, question)
+    if isinstance(counted, tuple):
+        table, fk, written = counted
+        named = _plain(table.name)
+        source += f" JOIN {named} ON {named}.{fk.from_column} = {written}.{fk.to_column}"
+        group = group or f"{written}.{fk.to_column}"
+        owner = schema.table(fk.to_table)
+        parts = [select, group, clause.get("ORDER BY", ""), *where, *having]
+        for col in owner.columns:  # a name both tables have would be ambiguous now
+            if _holder(table, col.name):
+                parts = [_replace_reference(p, col.name, f"{written}.{col.name}") for p in parts]
+        select, group, clause["ORDER BY"] = parts[:3]
+        where, having = parts[3 : 3 + len(where)], parts[3 + len(where) :]
+        note = f" To count the {table.name} rows of each {owner.name}, join {table.name} and GROUP BY {group}."
+    elif group is None and counted is None:
+        items = _top_level_split(select, ",")
+        plain = [m.group("name") for m in map(_COLUMN.match, items) if m is not None]
+        if not plain or len(plain) != len([i for i in items if not _AGGREGATE_CALL.search(i)]):
+            return Hint(AGGREGATE_HINT, None)
+        keys = {c.name.lower() for t in query_sources(schema, sql).values() for c in t[0].columns if c.primary_key}
+        if any(_bare(p.rpartition(".")[2]).lower() in keys for p in plain):
+            return Hint(AGGREGATE_HINT, None)  # a group per key counts one row each: that is no repair
+        group = ", ".join(plain)
+    elif group is None:
+        return Hint(AGGREGATE_HINT, None)
+    having += _top_level_and(clause.get("HAVING", "")) or []
+    repaired = f"SELECT {select} FROM {source}"
+    repaired += f" WHERE {' AND '.join(where)}" if where else ""
+    repaired += f" GROUP BY {group}" + (f" HAVING {' AND '.join(having)}" if having else "")
+    repaired += "".join(f" {n} {clause[n]}" for n in ("ORDER BY", "LIMIT") if clause.get(n))
+    if repaired == sql or not compiles(repaired):
+        return Hint(AGGREGATE_HINT, None)
+    return Hint(f"{AGGREGATE_HINT}{note} Corrected, it compiles:\n```sql\n{repaired}\n```", repaired)
+
+
+def _top_level_split(text: str, separator: str) -> list[str]:
+    """``text`` cut at each ``separator`` outside parentheses and string literals."""
+    blank, depth, cuts = _blank_literals(text), 0, [-1]
+    for i, ch in enumerate(blank):
+        depth += (ch == "(") - (ch == ")")
+        if depth == 0 and ch == separator:
+            cuts.append(i)
+    return [text[a + 1 : b] for a, b in zip(cuts, cuts[1:] + [len(text)])]
+
+
+def _top_level_and(text: str) -> list[str] | None:
+    """The conditions ``text`` joins with a top-level AND (``[]`` for none); None when it
+    also has a top-level OR or a BETWEEN, which cutting at AND could change."""
+    blank, depth, cuts = _blank_literals(text), 0, []
+    for word in re.finditer(r"\(|\)|\b(?:AND|OR|BETWEEN)\b", blank, re.IGNORECASE):
+        depth += {"(": 1, ")": -1}.get(word.group(), 0)
+        if depth == 0 and word.group().upper() in ("OR", "BETWEEN"):
+            return None
+        if depth == 0 and word.group().upper() == "AND":
+            cuts.append(word.span())
+    edges = [0] + [x for span in cuts for x in span] + [len(text)]
+    parts = [text[edges[i] : edges[i + 1]].strip() for i in range(0, len(edges), 2)]
+    return [p for p in parts if p]
+
+
+def _counted_table(schema: Schema, source: str, question: str | None) -> tuple[Table, ForeignKey, str] | bool | None:
+    """For a query on one table (``source``) whose aggregate counts the rows of another:
+    (table, its foreign key, what the query calls the table it references) when one table
+    that references it is named by the question (``friends`` names ``Friend``); of several
+    keys to it, the one on the referencing table's earliest column (the rows' owner:
+    ``Friend.student_id``, not ``friend_id``). False when the question names another
+    table that none of its keys link (the count needs a join no key says how to make);
+    None when it names none."""
+    one = re.fullmatch(rf"(?P<table>{_IDENT})(?:\s+(?:AS\s+)?(?P<alias>{_IDENT}))?", source, re.IGNORECASE)
+    if one is None or question is None or (one.group("alias") or "").lower() in _NOT_ALIAS:
+        return None
+    owner = next((t for t in schema.tables if t.name.lower() == _bare(one.group("table")).lower()), None)
+    if owner is None:
+        return None
+    written = _bare(one.group("alias") or one.group("table"))
+    own = set(_name_words(owner.name))
+    words = {w.lower().removesuffix("s") for w in re.findall(r"[A-Za-z]+", question)}
+    mentioned = [
+        t for t in schema.tables
+        if t is not owner and any(w in words for w in _name_words(t.name) if w not in own and len(w) > 2)
+    ]  # fmt: skip
+    referencing: dict[str, list[ForeignKey]] = {}
+    for fk in schema.referenced_by(owner.name):
+        if fk.from_table.lower() != owner.name.lower():
+            referencing.setdefault(fk.from_table.lower(), []).append(fk)
+    named = [t for t in mentioned if t.name.lower() in referencing]
+    if len(named) != 1:
+        return False if mentioned else None
+    table = named[0]
+    position = {c.name.lower(): i for i, c in enumerate(table.columns)}
+    fk = min(referencing[table.name.lower()], key=lambda f: position.get(f.from_column.lower(), len(position)))
+    return table, fk, written
+
+
+def _name_words(table: str) -> list[str]:
+    """The words of a table's name, lower case and singular: ``Degree_Programs`` -> degree, program."""
+    return [p.lower().removesuffix("s") for p in re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", table)]
 
 
 def _distance(schema: Schema, used: list[Table], target: Table) -> int:

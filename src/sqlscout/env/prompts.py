@@ -161,11 +161,11 @@ def prompt_version(
     >>> prompt_version(worked_example=True, example_values=3, end_on_repeat=True, submit_hint=True)
     'sqlscout-prompt-2+example+values3+repeat+hint'
     >>> prompt_version(query_hints=True)
-    'sqlscout-prompt-2+fix7'
+    'sqlscout-prompt-2+fix8'
     """
     suffix = ("+example" if worked_example else "") + (f"+values{example_values}" if example_values else "")
     suffix += ("+repeat" if end_on_repeat else "") + ("+hint" if submit_hint else "")
-    suffix += ("+fix7" if query_hints else "") + ("+draft" if draft_first else "")
+    suffix += ("+fix8" if query_hints else "") + ("+draft" if draft_first else "")
     return PROMPT_VERSION + suffix
 
 
