@@ -13,7 +13,7 @@ import pytest
 from conftest import CHINOOK, spider_db
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.episode import Episode
-from sqlscout.env.hints import AGGREGATE_HINT, query_hint, query_sources
+from sqlscout.env.hints import AGGREGATE_HINT, WHERE_HINT, query_hint, query_sources
 from sqlscout.env.prompts import LIMIT_DROPPED, REPAIR_ON_REPEAT, REPAIR_RUN
 from sqlscout.env.sandbox import Database
 from sqlscout.env.task import Task
@@ -235,6 +235,25 @@ def test_a_count_the_question_puts_in_no_linked_table_is_never_guessed() -> None
         assert fixed == "SELECT Country FROM TV_Channel GROUP BY Country ORDER BY COUNT(*) DESC LIMIT 1"
         # ... but never a key, whose groups hold one row each.
         assert ask_hint(tv, "SELECT id FROM TV_Channel ORDER BY COUNT(*) DESC LIMIT 1", "Which channel is first?") == AGGREGATE_HINT
+
+
+def test_a_where_written_before_the_joins_moves_after_them(db: Database) -> None:
+    sql = "SELECT Title FROM Album WHERE Name = 'AC/DC' JOIN Artist ON Artist.ArtistId = Album.ArtistId"
+    text = hint(db, sql)
+    assert text is not None and text.startswith(WHERE_HINT)
+    fixed = repaired(text)
+    assert fixed == "SELECT Title FROM Album JOIN Artist ON Artist.ArtistId = Album.ArtistId WHERE Name = 'AC/DC'"
+    assert [r[0] for r in db.execute(fixed).rows] == ["For Those About To Rock We Salute You", "Let There Be Rock"]
+    # Written before the joins and again after them: kept once, beside the other conditions.
+    twice = (
+        "SELECT COUNT(AlbumId) FROM Album WHERE Name = 'AC/DC' JOIN Artist ON Artist.ArtistId = Album.ArtistId "
+        "WHERE Name = 'AC/DC' AND Title LIKE '%Rock%' LIMIT 5"
+    )
+    assert repaired(hint(db, twice) or "").endswith(
+        "ON Artist.ArtistId = Album.ArtistId WHERE Name = 'AC/DC' AND Title LIKE '%Rock%' LIMIT 5"
+    )
+    # "JOIN" inside a string is no join, and a repair that does not compile is not shown.
+    assert hint(db, "SELECT Title FROM Album WHERE Title = 'JOIN' JOIN Artist ON x.y = Album.ArtistId") == WHERE_HINT
 
 
 def test_string_literals_and_function_calls_are_never_rewritten(db: Database) -> None:

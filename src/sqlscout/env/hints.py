@@ -34,6 +34,8 @@ _NAME_PART = rf"(?:{_QUOTED}|[^\s.]+)"  # one part of a name in an error message
 _NO_SUCH_COLUMN = re.compile(rf"no such column: ({_NAME_PART}(?:\.{_NAME_PART})?)")
 _NO_SUCH_TABLE = re.compile(rf"no such table: ({_NAME_PART})")
 _AGGREGATE = re.compile(r"misuse of (?:aggregate|window function)")
+_NEAR_JOIN = re.compile(r'near "(?:JOIN|LEFT|INNER|CROSS|NATURAL)": syntax error', re.IGNORECASE)
+_JOIN = re.compile(r"\b(?:(?:LEFT|RIGHT|FULL|INNER|CROSS|NATURAL)\s+(?:OUTER\s+)?)?JOIN\b", re.IGNORECASE)
 _NOT_ALIAS = frozenset(
     "where on join inner left right full outer cross natural group order limit having union "
     "intersect except using window as select from and or not offset values".split()
@@ -174,6 +176,8 @@ def repair_hint(
     column and joining the table that has it: a table the question names is kept."""
     if _AGGREGATE.search(error):
         return _aggregate_repair(schema, sql, compiles, question)
+    if _NEAR_JOIN.search(error):
+        return _where_after_joins(sql, compiles)
     unknown_table = _NO_SUCH_TABLE.search(error)
     if unknown_table is not None:
         return _table_name_repair(schema, sql, _bare(unknown_table.group(1)), compiles)
@@ -441,6 +445,39 @@ def _aggregate_repair(
     if repaired == sql or not compiles(repaired):
         return Hint(AGGREGATE_HINT, None)
     return Hint(f"{AGGREGATE_HINT}{note} Corrected, it compiles:\n```sql\n{repaired}\n```", repaired)
+
+
+WHERE_HINT = "Hint: WHERE comes after every JOIN ... ON of its FROM clause, never between them."
+
+
+def _where_after_joins(sql: str, compiles: Callable[[str], bool] | None) -> Hint:
+    """:data:`WHERE_HINT` for ``FROM a WHERE x JOIN b ON ... [WHERE y]``, which SQLite
+    rejects near JOIN, with the query that moves ``x`` after the joins (``WHERE x AND
+    y``, a condition written twice kept once) when that compiles. Only for a query
+    without subqueries, whose clauses can be found without a parser."""
+    blank = _blank_literals(sql)
+    if compiles is None or len(re.findall(r"\bSELECT\b", blank, re.IGNORECASE)) != 1:
+        return Hint(WHERE_HINT, None)
+    early = re.search(r"\bWHERE\b", blank, re.IGNORECASE)
+    join = _JOIN.search(blank, early.end()) if early else None
+    if early is None or join is None:
+        return Hint(WHERE_HINT, None)
+    ends = re.compile(r"\b(?:WHERE|GROUP\s+BY|HAVING|ORDER\s+BY|LIMIT)\b|;?\s*$", re.IGNORECASE)
+    after = ends.search(blank, join.end())
+    assert after is not None  # the pattern matches at the end of any text
+    moved = _top_level_and(sql[early.end() : join.start()]) or []
+    joins = sql[join.start() : after.start()].rstrip()
+    tail = sql[after.start() :]
+    later = re.match(r"\s*WHERE\b(?P<cond>.*?)(?=\b(?:GROUP\s+BY|HAVING|ORDER\s+BY|LIMIT)\b|;?\s*$)", tail, re.IGNORECASE | re.DOTALL)
+    kept = _top_level_and(later.group("cond")) if later else []
+    if not moved or kept is None:
+        return Hint(WHERE_HINT, None)
+    conditions = list(dict.fromkeys(moved + kept))
+    rest = tail[later.end() :] if later else tail
+    repaired = f"{sql[: early.start()].rstrip()} {joins} WHERE {' AND '.join(conditions)} {rest.strip()}".strip()
+    if not compiles(repaired):
+        return Hint(WHERE_HINT, None)
+    return Hint(f"{WHERE_HINT} Corrected, it compiles:\n```sql\n{repaired}\n```", repaired)
 
 
 def _top_level_split(text: str, separator: str) -> list[str]:
