@@ -256,6 +256,20 @@ def test_a_where_written_before_the_joins_moves_after_them(db: Database) -> None
     assert hint(db, "SELECT Title FROM Album WHERE Title = 'JOIN' JOIN Artist ON x.y = Album.ArtistId") == WHERE_HINT
 
 
+def test_an_ambiguous_column_is_qualified_with_the_table_its_join_equates(db: Database) -> None:
+    sql = "SELECT Title, ArtistId FROM Album JOIN Artist ON Album.ArtistId = Artist.ArtistId WHERE Name = 'AC/DC'"
+    text = hint(db, sql)
+    assert text is not None and "ArtistId is a column of Album and Artist" in text and "the join makes them equal" in text
+    assert repaired(text) == sql.replace("Title, ArtistId", "Title, Album.ArtistId")
+    # Not equated by a join: the table the question names.
+    sql = "SELECT Name FROM Track JOIN Genre ON Track.GenreId = Genre.GenreId WHERE Genre.Name = 'Jazz'"
+    fixed = repaired(ask_hint(db, sql, "Which tracks are jazz?") or "")
+    assert fixed.startswith("SELECT Track.Name FROM Track") and len(db.execute(fixed).rows) == 130
+    # One table read twice: no qualifier tells the two apart, so no repair is offered.
+    twice = "SELECT COUNT(*) FROM Album JOIN Album ON Album.AlbumId = Album.AlbumId"
+    assert hint(db, twice) is None
+
+
 def test_string_literals_and_function_calls_are_never_rewritten(db: Database) -> None:
     sql = JOINED + " WHERE T1.Name <> 'T1.Title'"
     assert repaired(hint(db, sql) or "").endswith("WHERE T1.Name <> 'T1.Title'")

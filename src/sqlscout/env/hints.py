@@ -34,6 +34,7 @@ _NAME_PART = rf"(?:{_QUOTED}|[^\s.]+)"  # one part of a name in an error message
 _NO_SUCH_COLUMN = re.compile(rf"no such column: ({_NAME_PART}(?:\.{_NAME_PART})?)")
 _NO_SUCH_TABLE = re.compile(rf"no such table: ({_NAME_PART})")
 _AGGREGATE = re.compile(r"misuse of (?:aggregate|window function)")
+_AMBIGUOUS = re.compile(rf"ambiguous column name: ({_NAME_PART})$")
 _NEAR_JOIN = re.compile(r'near "(?:JOIN|LEFT|INNER|CROSS|NATURAL)": syntax error', re.IGNORECASE)
 _JOIN = re.compile(r"\b(?:(?:LEFT|RIGHT|FULL|INNER|CROSS|NATURAL)\s+(?:OUTER\s+)?)?JOIN\b", re.IGNORECASE)
 _NOT_ALIAS = frozenset(
@@ -178,6 +179,9 @@ def repair_hint(
         return _aggregate_repair(schema, sql, compiles, question)
     if _NEAR_JOIN.search(error):
         return _where_after_joins(sql, compiles)
+    ambiguous = _AMBIGUOUS.search(error)
+    if ambiguous is not None:
+        return _ambiguity_repair(schema, sql, _bare(ambiguous.group(1)), compiles, question)
     unknown_table = _NO_SUCH_TABLE.search(error)
     if unknown_table is not None:
         return _table_name_repair(schema, sql, _bare(unknown_table.group(1)), compiles)
@@ -445,6 +449,43 @@ def _aggregate_repair(
     if repaired == sql or not compiles(repaired):
         return Hint(AGGREGATE_HINT, None)
     return Hint(f"{AGGREGATE_HINT}{note} Corrected, it compiles:\n```sql\n{repaired}\n```", repaired)
+
+
+def _ambiguity_repair(
+    schema: Schema, sql: str, column: str, compiles: Callable[[str], bool] | None, question: str | None
+) -> Hint | None:
+    """A hint for an unqualified ``column`` that several tables of a query without
+    subqueries have (``SELECT owner_id FROM Owners JOIN Dogs ON Owners.owner_id =
+    Dogs.owner_id``): qualify it with one of them, the first that a join condition makes
+    equal to another (then either gives the same rows), else the one the question names,
+    else the first the query reads; with the repaired query when it compiles. None when
+    the query has subqueries, or reads one table twice (no qualifier tells them apart)."""
+    blank = _blank_literals(sql)
+    if len(re.findall(r"\bSELECT\b", blank, re.IGNORECASE)) != 1:
+        return None
+    sources = query_sources(schema, sql)
+    used = list(dict.fromkeys(t for t, _ in sources.values()))
+    holders = [t for t in used if _holder(t, column)]
+    if len(holders) < 2:
+        return None
+    names = {t.name: _names_for(sources, t) for t in holders}
+    ref = rf"({_IDENT})\.{re.escape(column)}(?![\w$])"
+    equal = [
+        {_bare(m.group(1)).lower(), _bare(m.group(2)).lower()}
+        for m in re.finditer(rf"(?<![\w.$]){ref}\s*=\s*{ref}", blank, re.IGNORECASE)
+    ]
+    equated = [t for t in holders if any(names[t.name].lower() in pair and len(pair) == 2 for pair in equal)]
+    named = [t for t in holders if question is not None and _named(t.name, question)]
+    chosen = (equated or (named if len(named) == 1 else []) or holders)[0]
+    written = f"{names[chosen.name]}.{_holder(chosen, column)}"
+    each = [names[t.name] if names[t.name] == t.name else f"{t.name} ({names[t.name]})" for t in holders]
+    listed = ", ".join(each[:-1]) + " and " + each[-1]
+    why = " (the join makes them equal)" if equated else ""
+    text = f"Hint: {column} is a column of {listed}, which this query reads: write {written}{why}."
+    repaired = _replace_reference(sql, column, written)
+    if compiles is None or repaired == sql or not compiles(repaired):
+        return Hint(text, None)
+    return Hint(f"{text} Corrected, it compiles:\n```sql\n{repaired}\n```", repaired)
 
 
 WHERE_HINT = "Hint: WHERE comes after every JOIN ... ON of its FROM clause, never between them."
