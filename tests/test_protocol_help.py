@@ -407,3 +407,19 @@ def test_with_the_schema_withheld_the_reply_after_a_description_tests_a_query(db
         other_ep.step(call("describe_table", table_name="Genre"))
         assert other_ep.request().constraint.tools is None
     assert ep.config.to_dict()["query_after_survey"] is True  # recorded with every result
+
+
+def test_with_the_schema_withheld_each_result_ends_with_the_question_again(db: Database, task: Task) -> None:
+    config = EpisodeConfig(schema=SchemaMode.WITHHELD, restate_question=True)
+    ep = Episode(task, db, config)
+    ep.step(call("describe_table", table_name="Genre"))
+    ep.step(call("run_query", sql=COUNT))
+    for left, record in zip((config.max_rounds - 1, config.max_rounds - 2), ep.rounds):
+        assert record.observation.endswith(f"Question: {task.question}\n[{left} tool turns left before you must answer]")
+    assert ep.prompt_version.endswith("+restate")
+    # Off, or with the schema shown (the question already follows it): as before.
+    for other in (replace(config, restate_question=False), replace(config, schema=SchemaMode.FULL)):
+        plain = Episode(task, db, other)
+        plain.step(call("describe_table", table_name="Genre"))
+        assert "Question:" not in plain.rounds[-1].observation and not plain.prompt_version.endswith("+restate")
+    assert ep.config.to_dict()["restate_question"] is True  # recorded with every result

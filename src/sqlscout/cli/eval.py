@@ -71,6 +71,7 @@ def eval_command(
     rerun_submits: Optional[bool] = typer.Option(None, "--rerun-submits/--no-rerun-submits", help="A query that ran, sent to run_query again verbatim, is taken as the answer (default: the model's)."),
     focus_after_rows: Optional[bool] = typer.Option(None, "--focus-after-rows/--no-focus-after-rows", help="Under --constrain, after a query returned rows the next reply may only run a query or submit (default: the model's)."),
     query_after_survey: Optional[bool] = typer.Option(None, "--query-after-survey/--no-query-after-survey", help="Under --constrain with --schema withheld, once a table was described the next reply tests a query (default: the model's)."),
+    restate_question: Optional[bool] = typer.Option(None, "--restate-question/--no-restate-question", help="With --schema withheld, each tool result ends with the question again (default: the model's)."),
     guided_start: Optional[bool] = typer.Option(None, "--guided-start/--no-guided-start", help="Under --constrain, the first reply calls list_tables (schema withheld) or run_query (full) (default: the model's)."),
     db_root: Optional[Path] = typer.Option(None, help="Where the databases are, if not in the benchmark's layout (JSONL records naming a db_id)."),
     missing_db: str = typer.Option("error", help="Questions whose database file is absent: error, skip."),
@@ -134,7 +135,7 @@ def eval_command(
                     "end_on_repeat": end_on_repeat, "submit_hint": submit_hint, "reasoning_lines": reasoning_lines,
                     "guided_start": guided_start, "submit_tested": submit_tested, "query_hints": query_hints,
                     "draft_first": draft_first, "rerun_submits": rerun_submits, "focus_after_rows": focus_after_rows,
-                    "query_after_survey": query_after_survey,
+                    "query_after_survey": query_after_survey, "restate_question": restate_question,
                 }.items()
                 if v is not None
             },

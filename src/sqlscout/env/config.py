@@ -73,6 +73,10 @@ class EpisodeConfig:
             shown. The 1.5B model, having described its tables, called ``join_path``,
             ``foreign_keys`` or a look at values in its third reply, and often wrote joins
             the question did not need.
+        restate_question: with the schema withheld, each tool-result message ends with
+            the question again, before the budget line: the tables' descriptions come
+            between the question and the query, and the 1.5B model's queries that ran
+            answered another question (a count where a list is asked, ``>`` for ``<``).
         draft_first: with the schema shown, the first reply is the query itself in a
             ```sql block, as single-shot writes it (under ``constrain``, the final-turn
             grammar); it runs as a ``run_query`` call and the episode goes on with the
@@ -102,6 +106,7 @@ class EpisodeConfig:
     rerun_submits: bool = False
     focus_after_rows: bool = False
     query_after_survey: bool = False
+    restate_question: bool = False
     turn_time_limit_s: float | None = 20.0
 
     def __post_init__(self) -> None:

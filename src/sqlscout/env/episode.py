@@ -46,6 +46,7 @@ from sqlscout.env.prompts import (
     RERUN_TAKEN,
     REPEATED_FAILURE,
     SUBMIT_AFTER_REPEAT,
+    RESTATED,
     SUBMIT_HINT,
     SchemaMode,
     budget_line,
@@ -119,6 +120,7 @@ class Episode(EpisodeBase):
             submit_hint=config.submit_hint,
             query_hints=config.query_hints,
             draft_first=config.draft_first and full,
+            restate_question=config.restate_question and not full,
         )
         super().__init__(task, db, config, messages, chat=chat, counter=counter, version=version)
         self.failed_streak = 0
@@ -362,6 +364,12 @@ class Episode(EpisodeBase):
         else:
             self.failed_streak += 1
 
+    def _restated(self) -> str:
+        """``restate_question``, schema withheld: the question again, as the prompt gave it."""
+        if not self.config.restate_question or self.config.schema is not SchemaMode.WITHHELD:
+            return ""
+        return f"{RESTATED}{self.task.question.strip()}\n"
+
     def _reply(self, record: RoundRecord, results: str, completion: str) -> str | None:
         """Append the environment turn (results + budget line or final message)."""
         rounds_done = sum(1 for r in self.rounds if not r.final)
@@ -382,7 +390,7 @@ class Episode(EpisodeBase):
                 # A query just told to drop its LIMIT is not to be submitted as it is.
                 ran_unflagged = bool(ran) and not any(sql in self._cut for sql in ran if isinstance(sql, str))
                 hint = SUBMIT_HINT + "\n" if self.config.submit_hint and ran_unflagged else ""
-            message = results + "\n\n" + hint + budget_line(self.config.max_rounds - rounds_done)
+            message = results + "\n\n" + hint + self._restated() + budget_line(self.config.max_rounds - rounds_done)
         glue = self._glue(completion, message)
         n = self.counter.count(glue)  # counted once: with a real tokenizer this is the costly part
         if self.tokens_used + n + self.config.final_turn_reserve > self.config.token_budget:

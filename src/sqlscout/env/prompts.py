@@ -152,6 +152,7 @@ def prompt_version(
     submit_hint: bool = False,
     query_hints: bool = False,
     draft_first: bool = False,
+    restate_question: bool = False,
 ) -> str:
     """The version recorded with a result: :data:`PROMPT_VERSION`, plus a suffix for each
     prompt option in use, so that the seed's protocol keeps its own version unchanged.
@@ -166,6 +167,7 @@ def prompt_version(
     suffix = ("+example" if worked_example else "") + (f"+values{example_values}" if example_values else "")
     suffix += ("+repeat" if end_on_repeat else "") + ("+hint" if submit_hint else "")
     suffix += ("+fix8" if query_hints else "") + ("+draft" if draft_first else "")
+    suffix += "+restate" if restate_question else ""
     return PROMPT_VERSION + suffix
 
 
@@ -236,6 +238,9 @@ LOOKING_TOOLS = ("describe_table", "join_path", "foreign_keys", "distinct_values
 
 # With ``end_on_repeat`` and ``submit_tested``: after a loop, the only move left.
 SUBMIT_AFTER_REPEAT = "You are repeating calls: now submit one of the queries that ran, with submit_sql."
+
+# With ``restate_question`` and the schema withheld: the question again, after the results.
+RESTATED = "Question: "
 
 # With ``submit_hint``: the line after the results of a reply whose run_query ran.
 SUBMIT_HINT = (
