@@ -265,6 +265,10 @@ def test_an_ambiguous_column_is_qualified_with_the_table_its_join_equates(db: Da
     sql = "SELECT Name FROM Track JOIN Genre ON Track.GenreId = Genre.GenreId WHERE Genre.Name = 'Jazz'"
     fixed = repaired(ask_hint(db, sql, "Which tracks are jazz?") or "")
     assert fixed.startswith("SELECT Track.Name FROM Track") and len(db.execute(fixed).rows) == 130
+    # Unqualified in a join condition, which relates two tables: named, not rewritten.
+    on = "SELECT Track.Name FROM Track JOIN Genre ON GenreId = Genre.GenreId"
+    text = hint(db, on)
+    assert text is not None and "GenreId is a column of Track and Genre" in text and "```" not in text
     # One table read twice: no qualifier tells the two apart, so no repair is offered.
     twice = "SELECT COUNT(*) FROM Album JOIN Album ON Album.AlbumId = Album.AlbumId"
     assert hint(db, twice) is None

@@ -33,7 +33,7 @@ _IDENT = rf"(?:{_QUOTED}|[A-Za-z_][\w$]*)"
 _NAME_PART = rf"(?:{_QUOTED}|[^\s.]+)"  # one part of a name in an error message
 _NO_SUCH_COLUMN = re.compile(rf"no such column: ({_NAME_PART}(?:\.{_NAME_PART})?)")
 _NO_SUCH_TABLE = re.compile(rf"no such table: ({_NAME_PART})")
-_AGGREGATE = re.compile(r"misuse of (?:aggregate|window function)")
+_AGGREGATE = re.compile(r"misuse of (?:aggregate|window function)|HAVING clause on a non-aggregate query")
 _AMBIGUOUS = re.compile(rf"ambiguous column name: ({_NAME_PART})$")
 _NEAR_JOIN = re.compile(r'near "(?:JOIN|LEFT|INNER|CROSS|NATURAL)": syntax error', re.IGNORECASE)
 _JOIN = re.compile(r"\b(?:(?:LEFT|RIGHT|FULL|INNER|CROSS|NATURAL)\s+(?:OUTER\s+)?)?JOIN\b", re.IGNORECASE)
@@ -413,7 +413,7 @@ def _aggregate_repair(
         return Hint(AGGREGATE_HINT, None)
     having = [c for c in conditions if _AGGREGATE_CALL.search(c)]
     where = [c for c in conditions if not _AGGREGATE_CALL.search(c)]
-    if not having and not _AGGREGATE_CALL.search(clause.get("ORDER BY", "")):
+    if not having and not clause.get("HAVING") and not _AGGREGATE_CALL.search(clause.get("ORDER BY", "")):
         return Hint(AGGREGATE_HINT, None)
     note, group = "", clause.get("GROUP BY")
     counted = _counted_table(schema, source, question)
@@ -435,10 +435,9 @@ def _aggregate_repair(
         plain = [m.group("name") for m in map(_COLUMN.match, items) if m is not None]
         if not plain or len(plain) != len([i for i in items if not _AGGREGATE_CALL.search(i)]):
             return Hint(AGGREGATE_HINT, None)
-        keys = {c.name.lower() for t in query_sources(schema, sql).values() for c in t[0].columns if c.primary_key}
-        if any(_bare(p.rpartition(".")[2]).lower() in keys for p in plain):
-            return Hint(AGGREGATE_HINT, None)  # a group per key counts one row each: that is no repair
-        group = ", ".join(plain)
+        group = _group_of(schema, sql, source, plain)
+        if group is None:
+            return Hint(AGGREGATE_HINT, None)
     elif group is None:
         return Hint(AGGREGATE_HINT, None)
     having += _top_level_and(clause.get("HAVING", "")) or []
@@ -458,8 +457,10 @@ def _ambiguity_repair(
     subqueries have (``SELECT owner_id FROM Owners JOIN Dogs ON Owners.owner_id =
     Dogs.owner_id``): qualify it with one of them, the first that a join condition makes
     equal to another (then either gives the same rows), else the one the question names,
-    else the first the query reads; with the repaired query when it compiles. None when
-    the query has subqueries, or reads one table twice (no qualifier tells them apart)."""
+    else the first the query reads; with the repaired query when it compiles and the
+    column is not used unqualified in a join condition (which relates two tables, so one
+    qualifier for every use would break it). None when the query has subqueries, or
+    reads one table twice (no qualifier tells them apart)."""
     blank = _blank_literals(sql)
     if len(re.findall(r"\bSELECT\b", blank, re.IGNORECASE)) != 1:
         return None
@@ -469,6 +470,8 @@ def _ambiguity_repair(
     if len(holders) < 2:
         return None
     names = {t.name: _names_for(sources, t) for t in holders}
+    conditions = [m.span() for m in re.finditer(r"\bON\b.*?(?=\bJOIN\b|\bWHERE\b|\bGROUP\b|\bORDER\b|\bLIMIT\b|$)", blank, re.I | re.S)]
+    in_join = any(a <= m.start() < b for m in _reference_pattern(column).finditer(blank) for a, b in conditions)
     ref = rf"({_IDENT})\.{re.escape(column)}(?![\w$])"
     equal = [
         {_bare(m.group(1)).lower(), _bare(m.group(2)).lower()}
@@ -483,7 +486,9 @@ def _ambiguity_repair(
     why = " (the join makes them equal)" if equated else ""
     text = f"Hint: {column} is a column of {listed}, which this query reads: write {written}{why}."
     repaired = _replace_reference(sql, column, written)
-    if compiles is None or repaired == sql or not compiles(repaired):
+    if in_join:  # a join condition relates two tables: one qualifier for every use would break it
+        return Hint(text, None)
+    if compiles is None or repaired == sql or _self_comparisons(repaired) - _self_comparisons(sql) or not compiles(repaired):
         return Hint(text, None)
     return Hint(f"{text} Corrected, it compiles:\n```sql\n{repaired}\n```", repaired)
 
@@ -519,6 +524,29 @@ def _where_after_joins(sql: str, compiles: Callable[[str], bool] | None) -> Hint
     if not compiles(repaired):
         return Hint(WHERE_HINT, None)
     return Hint(f"{WHERE_HINT} Corrected, it compiles:\n```sql\n{repaired}\n```", repaired)
+
+
+def _group_of(schema: Schema, sql: str, source: str, columns: list[str]) -> str | None:
+    """What a query without GROUP BY that selects ``columns`` should group by. With joins:
+    the key of the one table the columns are read from (each conductor, not each
+    conductor's name), else the columns. On one table: the columns, unless one is a key
+    (a group per key holds one row: no repair, None)."""
+    sources = query_sources(schema, sql)
+    used = list(dict.fromkeys(t for t, _ in sources.values()))
+    owners = set()
+    for name in columns:
+        qualifier, _, column = name.rpartition(".")
+        found = sources.get(_bare(qualifier).lower(), (None, ""))[0] if qualifier else None
+        owners.add(found or next((t for t in used if _holder(t, _bare(column))), None))
+    keys = {t: [c.name for c in t.columns if c.primary_key] for t in used}
+    if _JOIN.search(_blank_literals(source)):
+        owner = next(iter(owners)) if len(owners) == 1 else None
+        if owner is not None and len(keys[owner]) == 1:
+            return f"{_names_for(sources, owner)}.{keys[owner][0]}"
+        return ", ".join(columns)
+    if any(_bare(n.rpartition(".")[2]).lower() in {k.lower() for k in sum(keys.values(), [])} for n in columns):
+        return None
+    return ", ".join(columns)
 
 
 def _top_level_split(text: str, separator: str) -> list[str]:
