@@ -209,6 +209,15 @@ def test_a_count_of_the_rows_of_a_table_the_question_names_joins_it(db: Database
     assert db.execute(fixed).rows == db.execute(gold).rows
 
 
+def test_a_join_without_group_by_groups_by_the_key_of_the_table_it_selects_from(db: Database) -> None:
+    # HAVING with no GROUP BY: each artist (T1.ArtistId), not each artist name.
+    sql = "SELECT T1.Name FROM Artist AS T1 JOIN Album AS T2 ON T1.ArtistId = T2.ArtistId HAVING COUNT(*) > 10"
+    assert "non-aggregate" in error_of(db, sql)
+    fixed = repaired(hint(db, sql) or "")
+    assert fixed == sql.replace(" HAVING", " GROUP BY T1.ArtistId HAVING")
+    assert sorted(r[0] for r in db.execute(fixed).rows) == ["Deep Purple", "Iron Maiden", "Led Zeppelin"]
+
+
 def test_of_several_keys_to_the_counted_table_the_owners_is_joined() -> None:
     # Friend(student_id, friend_id): "the most friends" counts a student's own rows.
     with Database(spider_db("network_1")) as network:
