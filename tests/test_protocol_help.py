@@ -61,7 +61,7 @@ def test_the_seed_model_keeps_its_protocol_and_untrained_presets_are_constrained
     for name in ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"):
         small = PRESETS[name].episode
         assert small.constrain and small.guided_start and small.submit_tested and small.end_on_repeat and not small.rerun_submits
-        assert small.query_after_survey  # only acts with the schema withheld
+        assert small.query_after_survey and small.restate_question  # both act only with the schema withheld
         assert small.schema is SchemaMode.FULL and small.reasoning_lines == 0
     # measured on and off for each model (docs/evaluation.md): kept where it helped
     assert PRESETS["qwen2.5-coder-0.5b"].episode.worked_example and not PRESETS["qwen2.5-coder-1.5b"].episode.worked_example

@@ -87,6 +87,7 @@ def describe_choice(model: str, episode: EpisodeConfig, samples: int = 1) -> str
                 ("a tested query run again taken as the answer", episode.rerun_submits),
                 ("run or submit after rows", episode.focus_after_rows),
                 ("a query tested after the tables are described", episode.query_after_survey and episode.schema is SchemaMode.WITHHELD),
+                ("the question restated after each result", episode.restate_question and episode.schema is SchemaMode.WITHHELD),
                 ("worked example", episode.worked_example),
             )
             if on

@@ -96,7 +96,7 @@ class Preset:
 # without prose, a first reply that tests a query (or lists the tables), submissions
 # held to queries that ran, a loop of repeated calls ended, failed queries answered
 # with a repair hint; with the schema withheld, the reply after the tables are described
-# tests a query. Its own regime is the full
+# tests a query, and each result ends with the question again. Its own regime is the full
 # schema (what `ask` and `demo` use); `eval` still asks for --schema.
 _SMALL_EPISODE = EpisodeConfig(
     max_rounds=6,
@@ -111,6 +111,7 @@ _SMALL_EPISODE = EpisodeConfig(
     reasoning_lines=0,
     query_hints=True,
     query_after_survey=True,
+    restate_question=True,
 )
 
 PRESETS: dict[str, Preset] = {
