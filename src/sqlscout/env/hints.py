@@ -277,12 +277,18 @@ def repair_hint(
     return Hint(text, None)
 
 
+def _one_select(blank: str) -> bool:
+    """Whether a query (string literals blanked) has one SELECT: no subquery, whose clauses
+    the rewrites here could not tell from the outer query's."""
+    return len(re.findall(r"\bSELECT\b", blank, re.IGNORECASE)) == 1
+
+
 def _named(table: str, question: str) -> bool:
     """Whether every word of a table's name (``PlaylistTrack``: playlist, track) is in
     ``question``, plural or not."""
     words = {w.lower().removesuffix("s") for w in re.findall(r"[A-Za-z]+", question)}
-    parts = re.findall(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|\d+", table)
-    return bool(parts) and all(p.lower().removesuffix("s") in words for p in parts)
+    parts = _name_words(table)
+    return bool(parts) and all(p in words for p in parts)
 
 
 def _qualified(sources: dict[str, tuple[Table, str]], table: Table, column: str) -> str:
@@ -397,8 +403,7 @@ def _aggregate_repair(
     no foreign key links, there is no repair."""
     blank = _blank_literals(sql)
     parsed = _PLAIN_QUERY.match(blank)
-    subqueries = len(re.findall(r"\bSELECT\b", blank, re.IGNORECASE)) - 1
-    if compiles is None or parsed is None or subqueries or _COMPOUND.search(blank):
+    if compiles is None or parsed is None or not _one_select(blank) or _COMPOUND.search(blank):
         return Hint(AGGREGATE_HINT, None)
     starts = [(m.start(), re.sub(r"\s+", " ", m.group(1).upper())) for m in _CLAUSE.finditer(blank, parsed.start("from"))]
     names = [n for _, n in starts]
@@ -462,7 +467,7 @@ def _ambiguity_repair(
     qualifier for every use would break it). None when the query has subqueries, or
     reads one table twice (no qualifier tells them apart)."""
     blank = _blank_literals(sql)
-    if len(re.findall(r"\bSELECT\b", blank, re.IGNORECASE)) != 1:
+    if not _one_select(blank):
         return None
     sources = query_sources(schema, sql)
     used = list(dict.fromkeys(t for t, _ in sources.values()))
@@ -502,7 +507,7 @@ def _where_after_joins(sql: str, compiles: Callable[[str], bool] | None) -> Hint
     y``, a condition written twice kept once) when that compiles. Only for a query
     without subqueries, whose clauses can be found without a parser."""
     blank = _blank_literals(sql)
-    if compiles is None or len(re.findall(r"\bSELECT\b", blank, re.IGNORECASE)) != 1:
+    if compiles is None or not _one_select(blank):
         return Hint(WHERE_HINT, None)
     early = re.search(r"\bWHERE\b", blank, re.IGNORECASE)
     join = _JOIN.search(blank, early.end()) if early else None
