@@ -11,11 +11,13 @@ from dataclasses import replace
 import pytest
 
 from conftest import CHINOOK, spider_db
+from sqlscout.env.clause_repairs import AGGREGATE_HINT, WHERE_HINT
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.episode import Episode
-from sqlscout.env.hints import AGGREGATE_HINT, WHERE_HINT, query_hint, query_sources
+from sqlscout.env.hints import query_hint
 from sqlscout.env.prompts import LIMIT_DROPPED, REPAIR_ON_REPEAT, REPAIR_RUN
 from sqlscout.env.sandbox import Database
+from sqlscout.env.sqltext import query_sources
 from sqlscout.env.task import Task
 from sqlscout.errors import QueryError
 from sqlscout.models.presets import PRESETS
