@@ -20,6 +20,7 @@ from sqlscout.env.sqltext import (
     JOIN,
     NOT_ALIAS,
     bare,
+    corrected,
     blank_literals,
     column_of,
     is_named,
@@ -111,7 +112,7 @@ def aggregate_repair(schema: Schema, sql: str, compiles: Callable[[str], bool] |
     repaired += "".join(f" {n} {clause[n]}" for n in ("ORDER BY", "LIMIT") if clause.get(n))
     if repaired == sql or not compiles(repaired):
         return Hint(AGGREGATE_HINT, None)
-    return Hint(f"{AGGREGATE_HINT}{note} Corrected, it compiles:\n```sql\n{repaired}\n```", repaired)
+    return Hint(f"{AGGREGATE_HINT}{note}" + corrected(repaired), repaired)
 
 
 def ambiguity_repair(
@@ -162,7 +163,7 @@ def ambiguity_repair(
         or not compiles(repaired)
     ):
         return Hint(text, None)
-    return Hint(f"{text} Corrected, it compiles:\n```sql\n{repaired}\n```", repaired)
+    return Hint(text + corrected(repaired), repaired)
 
 
 WHERE_HINT = "Hint: WHERE comes after every JOIN ... ON of its FROM clause, never between them."
@@ -197,7 +198,7 @@ def where_after_joins(sql: str, compiles: Callable[[str], bool] | None) -> Hint:
     repaired = f"{sql[: early.start()].rstrip()} {joins} WHERE {' AND '.join(conditions)} {rest.strip()}".strip()
     if not compiles(repaired):
         return Hint(WHERE_HINT, None)
-    return Hint(f"{WHERE_HINT} Corrected, it compiles:\n```sql\n{repaired}\n```", repaired)
+    return Hint(WHERE_HINT + corrected(repaired), repaired)
 
 
 def _group_of(schema: Schema, sql: str, source: str, columns: list[str]) -> str | None:
@@ -255,3 +256,55 @@ def _counted_table(schema: Schema, source: str, question: str | None) -> tuple[T
     position = {c.name.lower(): i for i, c in enumerate(table.columns)}
     fk = min(referencing[table.name.lower()], key=lambda f: position.get(f.from_column.lower(), len(position)))
     return table, fk, written
+
+
+_GROUP_BY_ONE = re.compile(
+    rf"\bGROUP\s+BY\s+(?P<name>{IDENT}(?:\.{IDENT})?)\s*(?=\bHAVING\b|\bORDER\b|\bLIMIT\b|;|$)", re.IGNORECASE
+)
+_LABEL = re.compile(r"name|title", re.IGNORECASE)
+NEARLY_UNIQUE = 0.8  # a label shared by a few rows (people's names), not a category
+
+
+def key_grouping_note(
+    schema: Schema, sql: str, counts: Callable[[Table, str], tuple[int, int]], compiles: Callable[[str], bool]
+) -> Hint | None:
+    """For a query that ran and groups by a name where the table has a key: when a few of
+    the table's rows share a name (``counts`` gives the rows with one and the distinct
+    names), ``GROUP BY name`` merges them into one group; the note says so and shows the
+    query grouped by the key. Spider's Highschooler has two students called Kyle: "the
+    name of the high schooler with the most friends" grouped by name counts both as one.
+    A column most of whose values repeat is a category (a degree's kind), never flagged.
+    """
+    blank = blank_literals(sql)
+    if not one_select(blank) or COMPOUND.search(blank):
+        return None
+    group = _GROUP_BY_ONE.search(blank)
+    if group is None:
+        return None
+    written = group.group("name")
+    qualifier, _, column = written.rpartition(".")
+    sources = query_sources(schema, sql)
+    if qualifier:
+        tables = [sources[bare(qualifier).lower()][0]] if bare(qualifier).lower() in sources else []
+    else:
+        tables = list(dict.fromkeys(t for t, _ in sources.values() if column_of(t, bare(column))))
+    if len(tables) != 1 or not _LABEL.search(bare(column)):
+        return None
+    table = tables[0]
+    keys = [c.name for c in table.columns if c.primary_key]
+    real = column_of(table, bare(column))
+    if len(keys) != 1 or real is None or real.lower() == keys[0].lower():
+        return None
+    rows, distinct = counts(table, real)
+    if not NEARLY_UNIQUE * rows <= distinct < rows:
+        return None
+    key = f"{names_for(sources, table)}.{keys[0]}"
+    repaired = sql[: group.start("name")] + key + sql[group.end("name") :]
+    if not compiles(repaired):
+        return None
+    text = (
+        f"Note: {table.name}.{real} is not unique ({rows} rows, {distinct} distinct values): GROUP BY {written} "
+        f"counts rows that share a {real} together, as one. To count each {table.name} row on its own, "
+        f"GROUP BY its key {key}."
+    )
+    return Hint(text + corrected(repaired), repaired)

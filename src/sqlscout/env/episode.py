@@ -33,9 +33,10 @@ import time
 from dataclasses import replace
 
 from sqlscout.env.chat import ChatFormat
+from sqlscout.env.clause_repairs import key_grouping_note
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.episode_base import EpisodeBase, TurnRequest
-from sqlscout.env.hints import limit_hint, repair_hint, without_limit
+from sqlscout.env.hints import chained_repair, limit_hint, without_limit
 from sqlscout.env.parser import ParsedTurn, ToolCall, extract_final_sql, parse_turn
 from sqlscout.env.prompts import (
     LIMIT_REASONS,
@@ -55,6 +56,7 @@ from sqlscout.env.prompts import (
     prompt_version,
 )
 from sqlscout.env.render import NO_ROWS
+from sqlscout.env.schema import Table, quote_identifier
 from sqlscout.env.schema_text import schema_text
 from sqlscout.env.sandbox import Database
 from sqlscout.env.task import Task
@@ -282,8 +284,11 @@ class Episode(EpisodeBase):
             hint = limit_hint(sql, self.task.question, RUN_QUERY_ROWS)
             if hint is not None:
                 self._cut.add(sql)
+            grouped = key_grouping_note(self.db.schema, sql, self._name_counts, self._compiles)
+            if grouped is not None:
+                hint = grouped.text if hint is None else f"{hint}\n{grouped.text}"
         else:
-            found = repair_hint(self.db.schema, sql, outcome.text, self._compiles, self.task.question)
+            found = chained_repair(self.db.schema, sql, outcome.text, self._compile_error, self.task.question)
             hint = None if found is None else found.text
             if found is not None and found.repaired is not None:
                 self._repairs[sql] = self._last_repair = found.repaired
@@ -423,12 +428,21 @@ class Episode(EpisodeBase):
         else:
             self._fallback(self._final_reason)
 
+    def _name_counts(self, table: Table, column: str) -> tuple[int, int]:
+        """The rows of ``table`` with a ``column`` value, and how many distinct values."""
+        q, t = quote_identifier(column), quote_identifier(table.name)
+        return tuple(self.db.execute(f"SELECT COUNT({q}), COUNT(DISTINCT {q}) FROM {t}", max_rows=1).rows[0])
+
     def _compiles(self, sql: str) -> bool:
+        return self._compile_error(sql) is None
+
+    def _compile_error(self, sql: str) -> str | None:
+        """None when ``sql`` compiles, else SQLite's error, as ``run_query`` shows it."""
         try:
             self.db.compile(sql)
-        except QueryError:
-            return False
-        return True
+        except QueryError as error:
+            return f"Error: {error}"
+        return None
 
 
 _SHOWN_ARGUMENT = 1000  # characters of an argument a result's header repeats

@@ -33,6 +33,7 @@ from sqlscout.env.sqltext import (
     QUOTED,
     SOURCE,
     bare,
+    corrected,
     blank_literals,
     column_of,
     is_named,
@@ -73,6 +74,42 @@ def query_hint(
     """
     found = repair_hint(schema, sql, error, compiles, question)
     return None if found is None else found.text
+
+
+def chained_repair(
+    schema: Schema,
+    sql: str,
+    error: str,
+    explain: Callable[[str], str | None],
+    question: str | None = None,
+    depth: int = 2,
+) -> Hint | None:
+    """:func:`repair_hint`, where a repair that does not compile yet may be repaired again.
+
+    ``explain`` compiles a query: None when it compiles, else its error. A query with two
+    mistakes (``ambiguous column name`` on a query that also counts without ``GROUP BY``)
+    gets the first repair, whose own error then gets the second; the hint says both and
+    shows the query both make, when it compiles. At most ``depth`` repairs in a row.
+    """
+    then: dict[str, Hint] = {}
+
+    def compiles(candidate: str) -> bool:
+        failed = explain(candidate)
+        if failed is None:
+            return True
+        if depth < 2 or candidate in then:
+            return candidate in then
+        found = chained_repair(schema, candidate, failed, explain, question, depth - 1)
+        if found is None or found.repaired is None:
+            return False
+        then[candidate] = found
+        return True
+
+    hint = repair_hint(schema, sql, error, compiles, question)
+    if hint is None or hint.repaired not in then:
+        return hint
+    second = then[hint.repaired]
+    return Hint(hint.text.removesuffix(corrected(hint.repaired)) + "\n" + second.text, second.repaired)
 
 
 def repair_hint(
@@ -183,7 +220,7 @@ def repair_hint(
         and not self_comparisons(candidate) - self_comparisons(sql)
         and compiles(candidate)
     ):
-        return Hint(text + f" Corrected, it compiles:\n```sql\n{candidate}\n```", candidate)
+        return Hint(text + corrected(candidate), candidate)
     return Hint(text, None)
 
 
@@ -250,8 +287,9 @@ def _table_name_repair(schema: Schema, sql: str, written: str, compiles: Callabl
     repaired = substitute(sql, re.compile(rf"(?<![\w.$])(?:{spelled})(?![\w$])", re.IGNORECASE), plain_name(real))
     if repaired == sql or not compiles(repaired):
         return None
-    text = f"Hint: there is no table {written}; {real} is the table with the closest name. Corrected, it compiles:"
-    return Hint(f"{text}\n```sql\n{repaired}\n```", repaired)
+    return Hint(
+        f"Hint: there is no table {written}; {real} is the table with the closest name." + corrected(repaired), repaired
+    )
 
 
 def _distance(schema: Schema, used: list[Table], target: Table) -> int:

@@ -162,11 +162,11 @@ def prompt_version(
     >>> prompt_version(worked_example=True, example_values=3, end_on_repeat=True, submit_hint=True)
     'sqlscout-prompt-2+example+values3+repeat+hint'
     >>> prompt_version(query_hints=True)
-    'sqlscout-prompt-2+fix8'
+    'sqlscout-prompt-2+fix9'
     """
     suffix = ("+example" if worked_example else "") + (f"+values{example_values}" if example_values else "")
     suffix += ("+repeat" if end_on_repeat else "") + ("+hint" if submit_hint else "")
-    suffix += ("+fix8" if query_hints else "") + ("+draft" if draft_first else "")
+    suffix += ("+fix9" if query_hints else "") + ("+draft" if draft_first else "")
     suffix += "+restate" if restate_question else ""
     return PROMPT_VERSION + suffix
 

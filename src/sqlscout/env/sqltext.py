@@ -36,6 +36,11 @@ SOURCE = re.compile(
 COMPOUND = re.compile(r"\b(?:UNION|INTERSECT|EXCEPT)\b", re.IGNORECASE)
 
 
+def corrected(sql: str) -> str:
+    """The end of a hint that shows its repaired query, which compiles."""
+    return f" Corrected, it compiles:\n```sql\n{sql}\n```"
+
+
 @dataclass(frozen=True)
 class Hint:
     text: str
