@@ -134,6 +134,7 @@ class Episode(EpisodeBase):
         self._failed: set[str] = set()  # keys of the calls that failed (query_hints)
         self._repairs: dict[str, str] = {}  # failed query -> the repair its hint showed (query_hints)
         self._last_repair: str | None = None  # the latest of them, offered in the final turn
+        self._counted: dict[tuple[str, str], tuple[int, int]] = {}  # (table, column): rows, distinct values
         self._redirected = False  # query_hints: a repeat of failed calls was sent to look, once
         self._repair_looped = False  # query_hints: a loop ran the last hint's repair, once
         if self.tokens_used + self.config.final_turn_reserve > self.config.token_budget:
@@ -429,9 +430,18 @@ class Episode(EpisodeBase):
             self._fallback(self._final_reason)
 
     def _name_counts(self, table: Table, column: str) -> tuple[int, int]:
-        """The rows of ``table`` with a ``column`` value, and how many distinct values."""
-        q, t = quote_identifier(column), quote_identifier(table.name)
-        return tuple(self.db.execute(f"SELECT COUNT({q}), COUNT(DISTINCT {q}) FROM {t}", max_rows=1).rows[0])
+        """The rows of ``table`` with a ``column`` value, and how many distinct values;
+        (0, 0), which flags nothing, when counting them fails (a table too large for the
+        sandbox's deadline)."""
+        key = (table.name, column)
+        if key not in self._counted:
+            q, t = quote_identifier(column), quote_identifier(table.name)
+            try:
+                rows = self.db.execute(f"SELECT COUNT({q}), COUNT(DISTINCT {q}) FROM {t}", max_rows=1).rows
+                self._counted[key] = (rows[0][0], rows[0][1])
+            except QueryError:
+                self._counted[key] = (0, 0)
+        return self._counted[key]
 
     def _compiles(self, sql: str) -> bool:
         return self._compile_error(sql) is None
