@@ -72,10 +72,10 @@ def name_grouped(schema: Schema, gold: str) -> str | None:
     sources = query_sources(schema, gold)
     tables = [sources[qualifier.lower()][0]] if qualifier.lower() in sources else []
     tables = tables or [t for t, _ in sources.values() if not qualifier and column_of(t, column)]
-    keys = [c.name for c in tables[0].columns if c.primary_key] if tables else []
-    if len(keys) != 1 or keys[0].lower() != column.lower():
+    key = tables[0].key if tables else None
+    if key is None or key.lower() != column.lower():
         return None
-    labels = [c.name for c in tables[0].columns if re.search(r"(?i)name|title", c.name) and c.name != keys[0]]
+    labels = [c.name for c in tables[0].columns if re.search(r"(?i)name|title", c.name) and c.name != key]
     if not labels:
         return None
     return gold[: found.start(1)] + (f"{qualifier}." if qualifier else "") + labels[0] + gold[found.end(1) :]

@@ -283,22 +283,23 @@ def key_grouping_note(
         return None
     written = group.group("name")
     qualifier, _, column = written.rpartition(".")
+    if not _LABEL.search(bare(column)):
+        return None
     sources = query_sources(schema, sql)
     if qualifier:
         tables = [sources[bare(qualifier).lower()][0]] if bare(qualifier).lower() in sources else []
     else:
         tables = list(dict.fromkeys(t for t, _ in sources.values() if column_of(t, bare(column))))
-    if len(tables) != 1 or not _LABEL.search(bare(column)):
+    if len(tables) != 1:
         return None
     table = tables[0]
-    keys = [c.name for c in table.columns if c.primary_key]
     real = column_of(table, bare(column))
-    if len(keys) != 1 or real is None or real.lower() == keys[0].lower():
+    if table.key is None or real is None or real.lower() == table.key.lower():
         return None
     rows, distinct = counts(table, real)
     if not NEARLY_UNIQUE * rows <= distinct < rows:
         return None
-    key = f"{names_for(sources, table)}.{keys[0]}"
+    key = f"{names_for(sources, table)}.{table.key}"
     repaired = sql[: group.start("name")] + key + sql[group.end("name") :]
     if not compiles(repaired):
         return None

@@ -76,6 +76,12 @@ class Table:
             raise UnknownName(_unknown("column", name, [c.name for c in self.columns], f" in table {self.name}"))
         return found
 
+    @property
+    def key(self) -> str | None:
+        """The name of its primary key when that is one column, else None."""
+        keys = [c.name for c in self.columns if c.primary_key]
+        return keys[0] if len(keys) == 1 else None
+
 
 @dataclass(frozen=True)
 class Schema:
@@ -226,5 +232,4 @@ def _canonical_column(table: Table, name: object) -> str | None:
 def _resolve_target_column(table: Table, name: object) -> str | None:
     if name is not None:
         return _canonical_column(table, name)
-    keys = [c.name for c in table.columns if c.primary_key]
-    return keys[0] if len(keys) == 1 else None
+    return table.key
