@@ -194,7 +194,7 @@ def test_multi_call_round_runs_in_order_and_dedups(chinook: Database) -> None:
         "Result 1 of describe_table(table_name='Genre'):",
         "Result 2 of describe_table(table_name='MediaType'):",
         "Result 3 of run_query(sql='SELECT COUNT(*) FROM Album'):",
-        "Error: Could not read the tool call starting '{\"tool\": \"run_query\", \"args\": {\"sql\": \"SELECT 1\"': it is cut off.",
+        "Error: Could not read the run_query call (48 characters): it is cut off, where the reply hit its token limit, so it did not run. Write it again, shorter.",
     ]
     assert observation.endswith("\n\n[5 tool turns left before you must answer]")
     assert record.parse_errors and ep.last_good_sql == GOOD

@@ -100,3 +100,21 @@ def test_degenerate_replies_are_handled_fast(text: str) -> None:
     parse_turn(text)
     extract_final_sql(text)
     assert time.perf_counter() - start < 1.0
+
+
+def test_a_cut_off_call_is_named_without_its_text() -> None:
+    # From the 0.5B's Spider traces (dev 909, 333): the error quoted the cut-off call's
+    # start, "...{"sql": "SELECT name FROM likes WHERE student_id I': it is cut off.",
+    # and the model's next query was that quote, our closing words included, four rounds
+    # in a row. A cut-off call is now named by its tool and length, with no text to copy.
+    partial = '{"tool": "run_query", "args": {"sql": "SELECT name FROM likes WHERE student_id IN (SELECT'
+    (error,) = parse_turn(partial).errors
+    assert "run_query call" in error and "it is cut off" in error
+    assert "SELECT" not in error and "likes" not in error and "'" not in error
+    # A reply that ran on repeating one clause until the limit is told so.
+    runaway = partial + " student_id FROM likes WHERE liked_id IN (SELECT" * 12
+    (error,) = parse_turn(runaway).errors
+    assert "repeating the same words" in error and "SELECT" not in error
+    # A call that closed but is no JSON still quotes its start: the model needs to see it.
+    (error,) = parse_turn('{"tool": "run_query", "args": {"sql": SELECT 1}}').errors
+    assert "it is not valid JSON" in error and "SELECT 1" in error

@@ -89,9 +89,11 @@ def parse_turn(text: str) -> ParsedTurn:
             span = _balanced_span(body, start)
             obj = _lenient_load(body[start:span]) if span is not None else None
             if obj is None:
-                snippet = body[start : (span or len(body))][:80].replace("\n", " ")
-                reason = "it is cut off" if span is None else "it is not valid JSON"
-                errors.append(f"Could not read the tool call starting {snippet!r}: {reason}.")
+                if span is None:
+                    errors.append(_cut_off(body[start:]))
+                else:
+                    snippet = body[start:span][:80].replace("\n", " ")
+                    errors.append(f"Could not read the tool call starting {snippet!r}: it is not valid JSON.")
             end = span or len(body)
         pos = end
         if isinstance(obj, dict):
@@ -101,6 +103,21 @@ def parse_turn(text: str) -> ParsedTurn:
             elif error:
                 errors.append(error)
     return ParsedTurn(calls, errors)
+
+
+_TOOL_NAMED = re.compile(r"""["'](?:tool|tool_name|name|function)["']\s*:\s*["'](\w{1,40})["']""")
+
+
+def _cut_off(text: str) -> str:
+    """The error for a call the reply ended inside (the turn's token limit). It names the
+    call and never quotes it: the 0.5B model copied a quoted start, with the words after
+    the quote, as its next query, round after round."""
+    named = _TOOL_NAMED.match(text, text.index("{") + 1) or _TOOL_NAMED.search(text[:200])
+    what = f"the {named.group(1)} call" if named else "a tool call"
+    tail = text[-40:]
+    runaway = len(text) >= 400 and len(tail.strip()) >= 20 and text.count(tail) >= 3
+    why = "repeating the same words until the reply hit its token limit" if runaway else "where the reply hit its token limit"
+    return f"Could not read {what} ({len(text):,} characters): it is cut off, {why}, so it did not run. Write it again, shorter."
 
 
 def _as_call(obj: dict[str, Any]) -> tuple[ToolCall | None, str | None]:

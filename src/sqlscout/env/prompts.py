@@ -26,7 +26,7 @@ __all__ = [
     "single_shot_messages",
 ]
 
-PROMPT_VERSION = "sqlscout-prompt-2"
+PROMPT_VERSION = "sqlscout-prompt-3"
 
 
 class SchemaMode(str, Enum):
@@ -158,11 +158,11 @@ def prompt_version(
     prompt option in use, so that the seed's protocol keeps its own version unchanged.
 
     >>> prompt_version()
-    'sqlscout-prompt-2'
+    'sqlscout-prompt-3'
     >>> prompt_version(worked_example=True, example_values=3, end_on_repeat=True, submit_hint=True)
-    'sqlscout-prompt-2+example+values3+repeat+hint'
+    'sqlscout-prompt-3+example+values3+repeat+hint'
     >>> prompt_version(query_hints=True)
-    'sqlscout-prompt-2+fix9'
+    'sqlscout-prompt-3+fix9'
     """
     suffix = ("+example" if worked_example else "") + (f"+values{example_values}" if example_values else "")
     suffix += ("+repeat" if end_on_repeat else "") + ("+hint" if submit_hint else "")
