@@ -15,7 +15,7 @@ from sqlscout.env.clause_repairs import AGGREGATE_HINT, WHERE_HINT
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.episode import Episode
 from sqlscout.env.hints import query_hint
-from sqlscout.env.prompts import LIMIT_DROPPED, REPAIR_ON_REPEAT, REPAIR_RUN
+from sqlscout.env.prompts import REPAIR_ON_REPEAT, REPAIR_RUN
 from sqlscout.env.sandbox import Database
 from sqlscout.env.sqltext import query_sources
 from sqlscout.env.task import Task
@@ -351,34 +351,42 @@ def test_the_episode_adds_the_hint_only_when_asked(db: Database) -> None:
     ep = Episode(task, db, EpisodeConfig(query_hints=True))
     shown = ep.step(step)
     assert "write T2.Title" in shown and "Corrected, it compiles" in shown
-    assert ep.prompt_version.endswith("+fix9")
+    assert ep.prompt_version.endswith("+fix10")
     assert ep.rounds[0].calls[0].output.endswith("```")  # the record holds what the model saw
     assert not PRESETS["sqale-2b"].episode.query_hints  # the seed's protocol, as trained
 
 
-def test_a_display_sized_limit_the_question_does_not_ask_for_is_flagged(db: Database) -> None:
+def test_a_limit_the_question_does_not_ask_for_is_dropped_before_the_query_runs(db: Database) -> None:
+    # Version 10, from the 0.5B's Spider traces (hints v9): a query with a LIMIT added to
+    # look at rows was told to drop it, but it was the only query that had run, so under
+    # submit_tested nothing could be submitted; the model kept the LIMIT, looped or ran out
+    # of rounds, and the final turn, which quoted that query as "the last query that ran",
+    # answered with it: 6 of the 21 episodes that did not submit. The query now runs without
+    # the LIMIT in its place, and that query is the one tested, submittable and quoted.
     listing = Task("q", "List the names of all genres.", CHINOOK, gold_sql="SELECT Name FROM Genre")
-    step = json.dumps({"tool": "run_query", "args": {"sql": "SELECT Name FROM Genre ORDER BY Name LIMIT 5"}})
+    plain = "SELECT Name FROM Genre ORDER BY Name"
+    step = json.dumps({"tool": "run_query", "args": {"sql": plain + " LIMIT 5"}})
     ep = Episode(listing, db, EpisodeConfig(query_hints=True, submit_hint=True))
     shown = ep.step(step)
-    assert "so a LIMIT 5 would cut the answer: run the query without it" in shown
-    assert "submit that same query" not in shown  # not asked to submit what it must change
-    again = ep.step(json.dumps({"tool": "run_query", "args": {"sql": "SELECT Name FROM Genre ORDER BY Name"}}))
-    assert "LIMIT" not in again.split("\n\n")[0] and "submit that same query" in again
+    assert shown.startswith("Ran without its LIMIT 5: results show the first 5 rows anyway")
+    assert f"Result 1 of run_query(sql={plain!r}):" in shown and "submit that same query" in shown
+    assert ep.rounds[0].calls[0].args == {"sql": plain} and ep.last_good_sql == plain
     held = Episode(listing, db, EpisodeConfig(query_hints=True, constrain=True, submit_tested=True))
     held.step(step)
     grammar = held.request().constraint
-    assert grammar is not None and grammar.submittable == ()  # not submittable with the LIMIT it was told to drop
+    assert grammar is not None and grammar.submittable == (plain,)
     top = Task("q", "What are the 5 longest tracks?", CHINOOK)
     asked = Episode(top, db, EpisodeConfig(query_hints=True)).step(step)
-    assert "Hint" not in asked  # the question asks for five
+    assert "Ran without" not in asked and "LIMIT 5" in asked  # the question asks for five
     one = json.dumps({"tool": "run_query", "args": {"sql": "SELECT Name FROM Genre LIMIT 1"}})
-    assert "Hint" not in Episode(listing, db, EpisodeConfig(query_hints=True)).step(one)
+    assert "Ran without" not in Episode(listing, db, EpisodeConfig(query_hints=True)).step(one)
     # Any other limit the question does not ask for (the 1.5B model added LIMIT 10 to look).
     ten = json.dumps({"tool": "run_query", "args": {"sql": "SELECT Name FROM Genre LIMIT 10"}})
     cut = Episode(listing, db, EpisodeConfig(query_hints=True, constrain=True, submit_tested=True))
-    assert "so a LIMIT 10 would cut the answer" in cut.step(ten)
-    assert cut.request().constraint.submittable == ()  # type: ignore[union-attr]
+    assert cut.step(ten).startswith("Ran without its LIMIT 10: the question asks for no 10 rows")
+    assert cut.request().constraint.submittable == ("SELECT Name FROM Genre",)  # type: ignore[union-attr]
+    # Without query_hints the query runs as sent.
+    assert "Ran without" not in Episode(listing, db).step(step)
 
 
 def test_a_table_of_a_subquery_is_never_offered_to_the_outer_query(db: Database) -> None:
@@ -470,21 +478,21 @@ def test_a_failed_query_copied_word_for_word_runs_its_repair_instead(db: Databas
     assert plain.in_final_turn
 
 
-def test_a_query_told_to_drop_its_limit_copied_word_for_word_runs_without_it(db: Database) -> None:
-    # From the 0.5B's Spider traces: a query that ran with a LIMIT 5 the question does not
-    # ask for was told to drop it, copied back as it was until the loop ended, and the
-    # forced answer kept the LIMIT (6 of 100 episodes). The copy now runs without it.
+def test_a_query_sent_again_with_its_dropped_limit_is_a_loop_that_submits(db: Database) -> None:
+    # From the 0.5B's Spider traces: a query told to drop its LIMIT was copied back as it
+    # was until the loop ended (6 of 100 episodes with hints v5). The copy runs without the
+    # LIMIT too, so it repeats a call that ran: the loop asks to submit the tested query.
     task = Task("q", "List the titles of the albums of artist 1.", CHINOOK)
     config = EpisodeConfig(query_hints=True, end_on_repeat=True, constrain=True, guided_start=True, submit_tested=True)
     ep = Episode(task, db, config)
     limited = "SELECT Title FROM Album WHERE ArtistId = 1 LIMIT 5"
-    assert "run the query without it" in ep.step(json.dumps({"tool": "run_query", "args": {"sql": limited}}))
-    assert ep.request().constraint.submittable == ()  # type: ignore[union-attr]  # nothing submittable yet
-    again = ep.step(json.dumps({"tool": "run_query", "args": {"sql": limited}}))
     plain = "SELECT Title FROM Album WHERE ArtistId = 1"
-    assert again.startswith(LIMIT_DROPPED + f"\nResult 1 of run_query(sql={plain!r})") and not ep.in_final_turn
-    assert ep.rounds[1].calls[0].args == {"sql": plain} and ep.rounds[1].calls[0].ok
+    assert f"Result 1 of run_query(sql={plain!r})" in ep.step(json.dumps({"tool": "run_query", "args": {"sql": limited}}))
     assert ep.request().constraint.submittable == (plain,)  # type: ignore[union-attr]
+    ep.step(json.dumps({"tool": "run_query", "args": {"sql": limited}}))
+    grammar = ep.request().constraint
+    assert grammar is not None and grammar.tools == ("submit_sql",) and grammar.submittable == (plain,)
+    assert not ep.in_final_turn
     # A LIMIT the question asks for is kept, and a copy of it is a loop as before.
     asked = Episode(replace(task, question="Which are the first 5 titles of artist 1?"), db, config)
     asked.step(json.dumps({"tool": "run_query", "args": {"sql": limited}}))

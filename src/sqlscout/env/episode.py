@@ -41,7 +41,6 @@ from sqlscout.env.parser import ParsedTurn, ToolCall, extract_final_sql, parse_t
 from sqlscout.env.prompts import (
     LIMIT_REASONS,
     REPEATED_CALLS,
-    LIMIT_DROPPED,
     REPAIR_ON_REPEAT,
     REPAIR_RUN,
     RERUN_TAKEN,
@@ -130,7 +129,6 @@ class Episode(EpisodeBase):
         self._made: set[str] = set()  # keys of the calls made so far (end_on_repeat)
         self._unread: set[str] = set()  # replies that parsed to no call, only errors (end_on_repeat)
         self._repeated = False  # the last reply only repeated earlier calls
-        self._cut: set[str] = set()  # queries told to drop their LIMIT: never submittable
         self._failed: set[str] = set()  # keys of the calls that failed (query_hints)
         self._repairs: dict[str, str] = {}  # failed query -> the repair its hint showed (query_hints)
         self._last_repair: str | None = None  # the latest of them, offered in the final turn
@@ -246,10 +244,11 @@ class Episode(EpisodeBase):
     def _swap_repaired(self, calls: list[ToolCall]) -> dict[int, str]:
         """``query_hints``: each ``run_query`` that repeats a failed query whose hint showed a
         repair that compiles is replaced by that repair (the small models copy their failed
-        reply word for word, corrected query or not), and each that repeats a query told to
-        drop a trailing LIMIT the question does not ask for runs without it (the 0.5B copied
-        such a query back until the loop ended, in 6 of 100 Spider episodes); the positions
-        of the replacements, with the note each gets."""
+        reply word for word, corrected query or not), and each that ends with a LIMIT the
+        question does not ask for runs without it (a LIMIT added to look at rows: the 0.5B,
+        told to drop it, copied the query back until the loop ended, in 6 of 100 Spider
+        episodes, and with it the only query that ran, nothing could be submitted); the
+        positions of the replacements, with the note each gets."""
         swapped = {}
         for i, call in enumerate(calls):
             sql = call.args.get("sql")
@@ -258,9 +257,9 @@ class Episode(EpisodeBase):
             if sql in self._repairs and call.key() in self._failed:
                 calls[i] = ToolCall("run_query", {"sql": self._repairs[sql]})
                 swapped[i] = REPAIR_RUN
-            elif sql in self._cut and without_limit(sql) != sql:
+            elif (note := limit_hint(sql, self.task.question, RUN_QUERY_ROWS)) is not None:
                 calls[i] = ToolCall("run_query", {"sql": without_limit(sql)})
-                swapped[i] = LIMIT_DROPPED
+                swapped[i] = note
         return swapped
 
     def _rerun(self, calls: list[ToolCall]) -> str | None:
@@ -282,12 +281,8 @@ class Episode(EpisodeBase):
         if not isinstance(sql, str):
             return outcome
         if outcome.ok:
-            hint = limit_hint(sql, self.task.question, RUN_QUERY_ROWS)
-            if hint is not None:
-                self._cut.add(sql)
             grouped = key_grouping_note(self.db.schema, sql, self._name_counts, self._compiles)
-            if grouped is not None:
-                hint = grouped.text if hint is None else f"{hint}\n{grouped.text}"
+            hint = None if grouped is None else grouped.text
         else:
             found = chained_repair(self.db.schema, sql, outcome.text, self._compile_error, self.task.question)
             hint = None if found is None else found.text
@@ -362,7 +357,7 @@ class Episode(EpisodeBase):
             self.failed_streak = 0
             self.last_good_sql = outcome.sql
             sql = call.args.get("sql")
-            if isinstance(sql, str) and sql not in self._cut:
+            if isinstance(sql, str):
                 if sql in self._tested:
                     self._tested.remove(sql)
                 self._tested.append(sql)
@@ -392,10 +387,8 @@ class Episode(EpisodeBase):
             if self._must_submit:
                 hint = SUBMIT_AFTER_REPEAT + "\n"
             else:
-                ran = [c.args.get("sql") for c in record.calls if c.tool == "run_query" and c.ok]
-                # A query just told to drop its LIMIT is not to be submitted as it is.
-                ran_unflagged = bool(ran) and not any(sql in self._cut for sql in ran if isinstance(sql, str))
-                hint = SUBMIT_HINT + "\n" if self.config.submit_hint and ran_unflagged else ""
+                ran = any(c.tool == "run_query" and c.ok for c in record.calls)
+                hint = SUBMIT_HINT + "\n" if self.config.submit_hint and ran else ""
             message = results + "\n\n" + hint + self._restated() + budget_line(self.config.max_rounds - rounds_done)
         glue = self._glue(completion, message)
         n = self.counter.count(glue)  # counted once: with a real tokenizer this is the costly part

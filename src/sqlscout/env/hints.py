@@ -378,17 +378,18 @@ def without_limit(sql: str) -> str:
 
 
 def limit_hint(sql: str, question: str, shown_rows: int) -> str | None:
-    """A hint for a query that ran and ends with ``LIMIT n`` (n > 1) where the question
-    asks for no such number: a limit added to look at the rows (``run_query`` shows
-    ``shown_rows`` anyway), which would cut the answer if submitted. ``LIMIT 1`` is left
-    alone: it is how a superlative is written.
+    """The note for a query that ends with ``LIMIT n`` (n > 1) where the question asks for
+    no such number: a limit added to look at the rows (``run_query`` shows ``shown_rows``
+    anyway), which would cut the answer if submitted; the episode runs the query without
+    it (:func:`without_limit`) in its place. ``LIMIT 1`` is left alone: it is how a
+    superlative is written.
 
     >>> limit_hint("SELECT name FROM ship ORDER BY name DESC LIMIT 5", "List the names.", 5) is not None
     True
     >>> limit_hint("SELECT name FROM ship LIMIT 5", "What are the top five ships?", 5) is None
     True
     >>> print(limit_hint("SELECT name FROM ship LIMIT 10", "List the names.", 5))
-    Hint: the question asks for no 10 rows, so a LIMIT 10 would cut the answer: run the query without it (results show the first 5 rows anyway).
+    Ran without its LIMIT 10: the question asks for no 10 rows, so the LIMIT would cut the answer (results show the first 5 rows anyway).
     >>> limit_hint("SELECT name FROM ship ORDER BY tonnage DESC LIMIT 1", "Which ship is heaviest?", 5) is None
     True
     """
@@ -401,10 +402,10 @@ def limit_hint(sql: str, question: str, shown_rows: int) -> str | None:
         return None
     if n == shown_rows:
         return (
-            f"Hint: results show the first {n} rows anyway; the question asks for no {n} rows, "
-            f"so a LIMIT {n} would cut the answer: run the query without it."
+            f"Ran without its LIMIT {n}: results show the first {n} rows anyway, and the question asks for "
+            f"no {n} rows, so the LIMIT would cut the answer."
         )
     return (
-        f"Hint: the question asks for no {n} rows, so a LIMIT {n} would cut the answer: run the query "
-        f"without it (results show the first {shown_rows} rows anyway)."
+        f"Ran without its LIMIT {n}: the question asks for no {n} rows, so the LIMIT would cut the answer "
+        f"(results show the first {shown_rows} rows anyway)."
     )

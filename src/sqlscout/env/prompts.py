@@ -162,11 +162,11 @@ def prompt_version(
     >>> prompt_version(worked_example=True, example_values=3, end_on_repeat=True, submit_hint=True)
     'sqlscout-prompt-3+example+values3+repeat+hint'
     >>> prompt_version(query_hints=True)
-    'sqlscout-prompt-3+fix9'
+    'sqlscout-prompt-3+fix10'
     """
     suffix = ("+example" if worked_example else "") + (f"+values{example_values}" if example_values else "")
     suffix += ("+repeat" if end_on_repeat else "") + ("+hint" if submit_hint else "")
-    suffix += ("+fix9" if query_hints else "") + ("+draft" if draft_first else "")
+    suffix += ("+fix10" if query_hints else "") + ("+draft" if draft_first else "")
     suffix += "+restate" if restate_question else ""
     return PROMPT_VERSION + suffix
 
@@ -231,7 +231,6 @@ REPAIR_ON_REPEAT = (
     "Not run: you made these calls before. The corrected query from the last hint had not run; "
     "it ran in their place:"
 )
-LIMIT_DROPPED = "This query ran before with a LIMIT the question does not ask for; it ran without the LIMIT in its place:"
 # With ``rerun_submits``: the trace's note on a query that ran before, sent again.
 RERUN_TAKEN = "Not run again: this query ran before without error; taken as the answer."
 LOOKING_TOOLS = ("describe_table", "join_path", "foreign_keys", "distinct_values", "sample_rows")
