@@ -275,8 +275,8 @@ class Episode(EpisodeBase):
         return None
 
     def _with_hint(self, call: ToolCall, outcome: ToolOutcome) -> ToolOutcome:
-        """``query_hints``: a failed query's error with a repair hint, a query that ran with
-        a display-sized LIMIT the question does not ask for with a note; else as it was."""
+        """``query_hints``: a failed query's error with a repair hint, a query that ran and
+        groups by a name some rows share with a note; else as it was."""
         sql = call.args.get("sql")
         if not isinstance(sql, str):
             return outcome
