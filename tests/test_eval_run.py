@@ -12,6 +12,7 @@ from sqlscout.backends.scripted import ScriptTurn
 from sqlscout.errors import ConfigError, DataError
 from sqlscout.evaluation import EvalConfig, EpisodeSource, Job, RunDir, compute_metrics, run_eval, scripted_source
 from sqlscout.scoring import tables_used
+from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.task import Task
 
 
@@ -144,6 +145,27 @@ def test_a_run_stored_before_an_episode_option_existed_resumes(tmp_path: Path) -
         run_eval(tasks, config(), scripted_source(explorer), tmp_path / "run", resume=True)
     with pytest.raises(ConfigError, match="already holds a run; pass --resume"):
         run_eval(tasks, config(), scripted_source(explorer), tmp_path / "run")
+
+
+def test_a_run_resumed_under_another_hint_version_is_refused(tmp_path: Path) -> None:
+    # Hints version 10 changed what the model is told without changing any option, and a
+    # run stored only the base prompt version ("sqlscout-prompt-2"): resuming a version-9
+    # run with version-10 code would have mixed the two in one run, silently. A run now
+    # stores the full version its episodes record.
+    tasks = spider_tasks(2)
+    hinted = config(episode=EpisodeConfig(query_hints=True, submit_hint=True))
+    outcome = run_eval(tasks, hinted, scripted_source(explorer, hinted.runner_config()), tmp_path / "run")
+    path = tmp_path / "run" / "config.json"
+    stored = json.loads(path.read_text())
+    recorded = {r.result.prompt_version for r in RunDir(tmp_path / "run").read_records()}
+    assert recorded == {stored["settings"]["prompt_version"]} and outcome.written == 4
+    assert stored["settings"]["prompt_version"].endswith("+hint+fix10")
+    stored["settings"]["prompt_version"] = stored["settings"]["prompt_version"].replace("+fix10", "+fix9")
+    path.write_text(json.dumps(stored))
+    with pytest.raises(ConfigError, match=r"prompt_version: stored .*\+fix9', now .*\+fix10"):
+        run_eval(tasks, hinted, scripted_source(explorer, hinted.runner_config()), tmp_path / "run", resume=True)
+    shot = config(mode="single-shot", episode=EpisodeConfig(schema="full", example_values=2, query_hints=True))
+    assert shot.prompt_version.endswith("+values2") and "+fix" not in shot.prompt_version  # what single-shot records
 
 
 def test_duplicate_question_ids_are_refused(tmp_path: Path) -> None:

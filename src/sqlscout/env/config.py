@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from sqlscout.env.prompts import SchemaMode
+from sqlscout.env.prompts import SchemaMode, prompt_version
 from sqlscout.errors import ConfigError
 
 __all__ = ["EpisodeConfig"]
@@ -131,6 +131,24 @@ class EpisodeConfig:
             raise ConfigError(f"turn_time_limit_s must be > 0 or None, got {self.turn_time_limit_s}")
         if self.max_turn_tokens is not None and self.max_turn_tokens < 1:
             raise ConfigError(f"max_turn_tokens must be >= 1 or None, got {self.max_turn_tokens}")
+
+    def prompt_version(self, *, single_shot: bool = False) -> str:
+        """The prompt version an episode under this config records (and a run stores, so
+        that a resume under other prompt text or hints is refused): the base version
+        plus a suffix for each prompt option in use; single-shot uses only the example
+        values."""
+        if single_shot:
+            return prompt_version(example_values=self.example_values)
+        full = self.schema is SchemaMode.FULL
+        return prompt_version(
+            worked_example=self.worked_example,
+            example_values=self.example_values if full else 0,
+            end_on_repeat=self.end_on_repeat,
+            submit_hint=self.submit_hint,
+            query_hints=self.query_hints,
+            draft_first=self.draft_first and full,
+            restate_question=self.restate_question and not full,
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {**asdict(self), "schema": self.schema.value}

@@ -52,7 +52,6 @@ from sqlscout.env.prompts import (
     budget_line,
     final_turn_message,
     initial_messages,
-    prompt_version,
 )
 from sqlscout.env.render import NO_ROWS
 from sqlscout.env.schema import Table, quote_identifier
@@ -114,16 +113,7 @@ class Episode(EpisodeBase):
             worked_example=config.worked_example,
             draft_first=config.draft_first,
         )
-        version = prompt_version(
-            worked_example=config.worked_example,
-            example_values=config.example_values if full else 0,
-            end_on_repeat=config.end_on_repeat,
-            submit_hint=config.submit_hint,
-            query_hints=config.query_hints,
-            draft_first=config.draft_first and full,
-            restate_question=config.restate_question and not full,
-        )
-        super().__init__(task, db, config, messages, chat=chat, counter=counter, version=version)
+        super().__init__(task, db, config, messages, chat=chat, counter=counter, version=config.prompt_version())
         self.failed_streak = 0
         self._final_reason: StopReason | None = None
         self._made: set[str] = set()  # keys of the calls made so far (end_on_repeat)

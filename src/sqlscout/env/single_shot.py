@@ -24,7 +24,7 @@ from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.episode_base import EpisodeBase
 from sqlscout.env.trace import AnswerSource, StopReason
 from sqlscout.env.parser import extract_final_sql
-from sqlscout.env.prompts import SchemaMode, prompt_version, single_shot_messages
+from sqlscout.env.prompts import SchemaMode, single_shot_messages
 from sqlscout.env.schema_text import schema_text
 from sqlscout.env.sandbox import Database
 from sqlscout.env.task import Task
@@ -53,7 +53,7 @@ class SingleShotEpisode(EpisodeBase):
         config = replace(config or EpisodeConfig(), schema=SchemaMode.FULL)
         schema_sql = schema_text(db, config.example_values)
         messages = single_shot_messages(task.question, schema_sql=schema_sql, evidence=task.evidence)
-        version = prompt_version(example_values=config.example_values)
+        version = config.prompt_version(single_shot=True)
         super().__init__(task, db, config, messages, chat=chat, counter=counter, version=version)
         if self.tokens_used >= self.config.token_budget:
             self._finish(None, AnswerSource.NONE, StopReason.BUDGET_EXHAUSTED)

@@ -24,7 +24,7 @@ from typing import Any
 from sqlscout.backends.base import SamplingParams
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.errors import ConfigError
-from sqlscout.env.prompts import PROMPT_VERSION, SchemaMode
+from sqlscout.env.prompts import SchemaMode
 from sqlscout.env.sandbox import SandboxConfig
 from sqlscout.runner import RunMode, RunnerConfig
 
@@ -58,7 +58,9 @@ class EvalConfig:
         select: which ``limit`` questions: ``first`` in file order, or ``random`` (a
             sample drawn with ``seed``, kept in file order).
         evidence: show BIRD-style evidence notes when the benchmark has them.
-        prompt_version: the prompt text's version (set from :data:`PROMPT_VERSION`).
+        prompt_version: the prompt version the run's episodes record (None: the one the
+            episode config and mode give, :meth:`EpisodeConfig.prompt_version`; hint and
+            prompt options included, so a resume under other hints is refused).
         parameters: the model's parameter count when the backend knows it (for compute).
         extra: anything else a caller wants recorded and compared (e.g. loader options).
     """
@@ -80,12 +82,15 @@ class EvalConfig:
     limit: int | None = None
     select: str = "first"
     evidence: bool = True
-    prompt_version: str = PROMPT_VERSION
+    prompt_version: str | None = None
     parameters: int | None = None
     extra: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mode", RunMode(self.mode))
+        if self.prompt_version is None:
+            version = self.episode.prompt_version(single_shot=self.mode is RunMode.SINGLE_SHOT)
+            object.__setattr__(self, "prompt_version", version)
         if self.samples < 1:
             raise ConfigError(f"samples must be >= 1, got {self.samples}")
         if self.select_by not in ("none", "vote"):
