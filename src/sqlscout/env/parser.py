@@ -112,7 +112,7 @@ def _cut_off(text: str) -> str:
     """The error for a call the reply ended inside (the turn's token limit). It names the
     call and never quotes it: the 0.5B model copied a quoted start, with the words after
     the quote, as its next query, round after round."""
-    named = _TOOL_NAMED.match(text, text.index("{") + 1) or _TOOL_NAMED.search(text[:200])
+    named = _TOOL_NAMED.search(text[:200])  # the call's own name comes first
     what = f"the {named.group(1)} call" if named else "a tool call"
     tail = text[-40:]
     runaway = len(text) >= 400 and len(tail.strip()) >= 20 and text.count(tail) >= 3
