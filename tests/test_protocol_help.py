@@ -230,13 +230,49 @@ def test_a_reply_cut_off_before_its_call_closed_is_no_repeat(db: Database, task:
         assert "it is cut off" in cut and not cut.startswith("Not run") and not ep.in_final_turn
         assert ep.rounds[-1].calls == []
     # The same cut-off reply sent again is a loop (the 0.5B sent it in every round left):
-    # with query_hints and nothing tested it is sent once to look, then the exploration ends.
+    # with query_hints and nothing tested it is sent once to look, asked once for a query,
+    # then the exploration ends.
     ep = Episode(task, db, config)
     cut_call = '{"tool": "run_query", "args": {"sql": "SELECT Name FROM Genre WHERE GenreId IN (SELECT GenreId FROM'
     ep.step(cut_call)
     assert ep.step(cut_call).startswith("Not run: this failed before") and not ep.in_final_turn
     ep.step(call("describe_table", table_name="Genre"))
+    assert "write one now with run_query" in ep.step(cut_call) and not ep.in_final_turn
     assert ep.step(cut_call).startswith("Not run: you made these calls before") and ep.in_final_turn
+
+
+def test_a_loop_with_nothing_tested_is_asked_once_for_a_query(db: Database, task: Task) -> None:
+    # From the 0.5B's Spider traces: having described the tables, it sent the same list and
+    # describe calls again; the exploration ended with rounds left and nothing it could
+    # submit (11 of its 13 unsubmitted episodes in 100 questions ended on such a loop).
+    config = EpisodeConfig(end_on_repeat=True, query_hints=True, constrain=True, submit_tested=True)
+    looking = call("list_tables") + "\n" + call("describe_table", table_name="Genre")
+    ep = Episode(task, db, config)
+    ep.step(looking)
+    asked = ep.step(looking)
+    assert asked.startswith("Not run: you made these calls before") and "No query has run without error yet" in asked
+    assert not ep.in_final_turn and ep.rounds[-1].calls == []  # nothing ran again
+    grammar = ep.request().constraint
+    assert grammar is not None and (grammar.tools, grammar.max_calls) == (("run_query",), 1)
+    assert "25" in ep.step(call("run_query", sql=COUNT))  # the query it was asked for ran
+    assert ep.request().constraint.tools is None  # free again  # type: ignore[union-attr]
+    assert ep.step(call("submit_sql", sql=COUNT)) is None
+    assert ep.result().stop_reason is StopReason.SUBMITTED and ep.result().final_sql == COUNT
+    # Asked once only: the next loop ends the exploration, as end_on_repeat does.
+    again = Episode(task, db, config)
+    for _ in range(2):
+        again.step(looking)
+    again.step(looking)
+    assert again.in_final_turn
+    # Once a query ran, a loop is held to submitting it, as before; without query_hints it ends.
+    tested = Episode(task, db, config)
+    tested.step(call("run_query", sql=COUNT))
+    tested.step(call("run_query", sql=COUNT))
+    assert tested.request().constraint.tools == ("submit_sql",)  # type: ignore[union-attr]
+    plain = Episode(task, db, replace(config, query_hints=False))
+    for _ in range(2):
+        plain.step(looking)
+    assert plain.in_final_turn
 
 
 def test_repeats_run_as_before_without_the_option(db: Database, task: Task) -> None:

@@ -139,6 +139,18 @@ def test_an_unknown_table_named_like_a_real_one_is_repaired_to_it(db: Database) 
         assert close is not None and repaired(close) == "SELECT Name FROM country WHERE country.IndepYear > 1950"
 
 
+def test_an_unknown_table_that_is_a_column_says_which_tables_have_it(db: Database) -> None:
+    # From a trace (Spider's dog_kennels): "JOIN Abandoned_yn AS T2" for Dogs.abandoned_yn;
+    # told only the real table names, the 0.5B wrote the same join again.
+    text = hint(db, "SELECT t.Name FROM Track AS t JOIN composer AS c ON t.TrackId = c.TrackId")
+    assert text == "Hint: there is no table composer; Composer is a column of Track, not a table."
+    shared = hint(db, "SELECT Title FROM Album JOIN name ON Album.ArtistId = name.ArtistId")
+    assert shared == "Hint: there is no table name; Name is a column of Artist, Genre, MediaType and 2 more, not a table."
+    assert hint(db, "SELECT Title FROM Album JOIN Artists ON Album.ArtistId = Artists.ArtistId").startswith(
+        "Hint: there is no table Artists; Artist is the table with the closest name"
+    )  # a name close to a table's is still repaired to it
+
+
 def test_a_select_list_never_hides_the_from_clause(db: Database) -> None:
     # From Spider traces: in "SELECT a, b FROM t" the comma's pattern took FROM for an
     # alias, so the query seemed to read nothing and the hint lost its join.
@@ -351,7 +363,7 @@ def test_the_episode_adds_the_hint_only_when_asked(db: Database) -> None:
     ep = Episode(task, db, EpisodeConfig(query_hints=True))
     shown = ep.step(step)
     assert "write T2.Title" in shown and "Corrected, it compiles" in shown
-    assert ep.prompt_version.endswith("+fix10")
+    assert ep.prompt_version.endswith("+fix11")
     assert ep.rounds[0].calls[0].output.endswith("```")  # the record holds what the model saw
     assert not PRESETS["sqale-2b"].episode.query_hints  # the seed's protocol, as trained
 
@@ -380,7 +392,11 @@ def test_a_repeated_failed_query_is_sent_once_to_look_at_the_tables(db: Database
     assert grammar is not None and set(grammar.tools or ()) == {"describe_table", "join_path", "foreign_keys", "distinct_values", "sample_rows"}
     ep.step(json.dumps({"tool": "describe_table", "args": {"table_name": "Album"}}))
     assert ep.request().constraint.tools is None  # free again  # type: ignore[union-attr]
-    ep.step(failing)  # a second copy ends the exploration, as end_on_repeat does
+    # A second copy, with nothing tested, is asked once for a query: one run_query.
+    asked = ep.step(failing)
+    assert asked.startswith("Not run: you made these calls before") and "write one now with run_query" in asked
+    assert not ep.in_final_turn and ep.request().constraint.tools == ("run_query",)  # type: ignore[union-attr]
+    ep.step(failing)  # a third copy ends the exploration, as end_on_repeat does
     assert ep.in_final_turn
     # Without query_hints, or once a query ran, the first copy ends it as before.
     plain = Episode(task, db, replace(config, query_hints=False))

@@ -58,7 +58,9 @@ class EpisodeConfig:
             ``run_query`` shows anyway, which the question does not ask for, is told to
             drop it; with ``end_on_repeat``, a reply repeating only failed calls while
             nothing has run is sent once to look at the tables (the next reply may only
-            call the looking tools) instead of ending the exploration.
+            call the looking tools), and any other repeat while nothing has run is asked
+            once for a query (the next reply is one ``run_query``), instead of ending the
+            exploration; a table name that is a column says which tables have it.
         rerun_submits: a ``run_query`` that sends again, verbatim, a query that ran without
             error in an earlier reply (and was not held back for an unasked ``LIMIT``)
             ends the episode with that query as the answer (stop reason ``rerun``): the

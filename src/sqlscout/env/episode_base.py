@@ -64,6 +64,7 @@ class EpisodeBase:
         self._tested: list[str] = []  # queries that ran without error, as written (submit_tested)
         self._must_submit = False  # after a loop, the next reply may only submit a tested query
         self._look_first = False  # after a failed query was repeated, the next reply may only look
+        self._write_query = False  # after a loop with nothing tested, the next reply is one run_query
         self._focus = False  # focus_after_rows: the last reply's query returned rows; run or submit next
         # draft_first: the first reply is the query in a ```sql block (the schema is shown)
         self._drafts = config.draft_first and config.schema is SchemaMode.FULL
@@ -105,6 +106,8 @@ class EpisodeBase:
             tools, max_calls = ("submit_sql",), 1
         elif self._look_first:
             tools, max_calls = LOOKING_TOOLS, 2
+        elif self._write_query:
+            tools, max_calls = ("run_query",), 1
         elif self._focus:
             tools = ("run_query", "submit_sql")
         elif self._surveyed():

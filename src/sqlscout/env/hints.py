@@ -273,7 +273,7 @@ def _table_name_repair(schema: Schema, sql: str, written: str, compiles: Callabl
     error's own "did you mean" already names the candidates)."""
     names = {t.name.lower(): t.name for t in schema.tables}
     if compiles is None:
-        return None
+        return _column_as_table(schema, written)
     # "student_ enrolment": a name the model split with a space.
     split = re.search(rf"(?<![\w.$]){re.escape(written)}\s+([A-Za-z_]\w*)", blank_literals(sql), re.IGNORECASE)
     close = difflib.get_close_matches(written.lower(), list(names), n=1, cutoff=0.6)
@@ -283,13 +283,24 @@ def _table_name_repair(schema: Schema, sql: str, written: str, compiles: Callabl
         real = names[close[0]]
         spelled = "|".join(re.escape(q[0] + written + q[1]) for q in ('""', "``", "[]")) + "|" + re.escape(written)
     else:
-        return None
+        return _column_as_table(schema, written)
     repaired = substitute(sql, re.compile(rf"(?<![\w.$])(?:{spelled})(?![\w$])", re.IGNORECASE), plain_name(real))
     if repaired == sql or not compiles(repaired):
-        return None
+        return _column_as_table(schema, written)
     return Hint(
         f"Hint: there is no table {written}; {real} is the table with the closest name." + corrected(repaired), repaired
     )
+
+
+def _column_as_table(schema: Schema, written: str) -> Hint | None:
+    """A table name the schema has as a column (``Abandoned_yn`` for ``Dogs.abandoned_yn``):
+    which tables have it; None when none does. The 0.5B model joined such a name as a
+    table and, told only the real table names, wrote the same join again."""
+    found = [(t.name, c.name) for t in schema.tables for c in t.columns if c.name.lower() == written.lower()]
+    if not found:
+        return None
+    tables = ", ".join(t for t, _ in found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+    return Hint(f"Hint: there is no table {written}; {found[0][1]} is a column of {tables}, not a table.", None)
 
 
 def _distance(schema: Schema, used: list[Table], target: Table) -> int:

@@ -162,11 +162,11 @@ def prompt_version(
     >>> prompt_version(worked_example=True, example_values=3, end_on_repeat=True, submit_hint=True)
     'sqlscout-prompt-3+example+values3+repeat+hint'
     >>> prompt_version(query_hints=True)
-    'sqlscout-prompt-3+fix10'
+    'sqlscout-prompt-3+fix11'
     """
     suffix = ("+example" if worked_example else "") + (f"+values{example_values}" if example_values else "")
     suffix += ("+repeat" if end_on_repeat else "") + ("+hint" if submit_hint else "")
-    suffix += ("+fix10" if query_hints else "") + ("+draft" if draft_first else "")
+    suffix += ("+fix11" if query_hints else "") + ("+draft" if draft_first else "")
     suffix += "+restate" if restate_question else ""
     return PROMPT_VERSION + suffix
 
@@ -223,6 +223,13 @@ REPEATED_CALLS = "Not run: you made these calls before; their results are in the
 REPEATED_FAILURE = (
     "Not run: this failed before, with the error above. Before writing a query again, look at "
     "the tables it needs with describe_table or join_path."
+)
+# With ``end_on_repeat`` and ``query_hints``: any other reply that repeats earlier calls while
+# no query has run without error, once; under ``constrain`` the next reply is one run_query.
+REPEATED_UNTESTED = (
+    "Not run: you made these calls before; their results are in the messages above. No query has "
+    "run without error yet: write one now with run_query, from the tables and columns above "
+    "(a query that failed fails again)."
 )
 # ``query_hints``: a failed query copied word for word, when its hint showed a repair.
 REPAIR_RUN = "This query failed before; the corrected query from the hint ran in its place:"
