@@ -230,49 +230,44 @@ def test_a_reply_cut_off_before_its_call_closed_is_no_repeat(db: Database, task:
         assert "it is cut off" in cut and not cut.startswith("Not run") and not ep.in_final_turn
         assert ep.rounds[-1].calls == []
     # The same cut-off reply sent again is a loop (the 0.5B sent it in every round left):
-    # with query_hints and nothing tested it is sent once to look, asked once for a query,
-    # then the exploration ends.
+    # with query_hints and nothing tested it is sent once to look, then the exploration ends.
     ep = Episode(task, db, config)
     cut_call = '{"tool": "run_query", "args": {"sql": "SELECT Name FROM Genre WHERE GenreId IN (SELECT GenreId FROM'
     ep.step(cut_call)
     assert ep.step(cut_call).startswith("Not run: this failed before") and not ep.in_final_turn
     ep.step(call("describe_table", table_name="Genre"))
-    assert "write one now with run_query" in ep.step(cut_call) and not ep.in_final_turn
     assert ep.step(cut_call).startswith("Not run: you made these calls before") and ep.in_final_turn
 
 
-def test_a_loop_with_nothing_tested_is_asked_once_for_a_query(db: Database, task: Task) -> None:
-    # From the 0.5B's Spider traces: having described the tables, it sent the same list and
-    # describe calls again; the exploration ended with rounds left and nothing it could
-    # submit (11 of its 13 unsubmitted episodes in 100 questions ended on such a loop).
-    config = EpisodeConfig(end_on_repeat=True, query_hints=True, constrain=True, submit_tested=True)
-    looking = call("list_tables") + "\n" + call("describe_table", table_name="Genre")
+def test_a_loop_with_nothing_tested_starts_the_exploration_again_once(db: Database, task: Task) -> None:
+    config = EpisodeConfig(end_on_repeat=True, fresh_start=True, constrain=True, guided_start=True, schema="full")
     ep = Episode(task, db, config)
-    ep.step(looking)
-    asked = ep.step(looking)
-    assert asked.startswith("Not run: you made these calls before") and "No query has run without error yet" in asked
-    assert not ep.in_final_turn and ep.rounds[-1].calls == []  # nothing ran again
-    grammar = ep.request().constraint
-    assert grammar is not None and (grammar.tools, grammar.max_calls) == (("run_query",), 1)
-    assert "25" in ep.step(call("run_query", sql=COUNT))  # the query it was asked for ran
-    assert ep.request().constraint.tools is None  # free again  # type: ignore[union-attr]
+    assert ep.prompt_version.endswith("+repeat+fresh")
+    prompt = ep.transcript
+    ep.step(call("run_query", sql="SELECT Nothing FROM Genre"))
+    ep.step(call("list_tables"))
+    note = ep.step(call("list_tables"))  # a loop, and no query has run without error
+    assert note.startswith("Not run: you made these calls before, and no query has run") and not ep.in_final_turn
+    assert ep.transcript == prompt and ep.starts == 2  # what the model reads begins again
+    assert ep.rounds[-1].observation == note and ep.rounds[-1].calls == []  # the trace keeps every round
+    first = ep.request().constraint
+    assert first is not None and (first.tools, first.max_calls) == (("run_query",), 1)  # the guided start again
+    shown = ep.step(call("run_query", sql=COUNT))
+    assert "25" in shown and "[2 tool turns left before you must answer]" in shown  # the rounds before count
     assert ep.step(call("submit_sql", sql=COUNT)) is None
-    assert ep.result().stop_reason is StopReason.SUBMITTED and ep.result().final_sql == COUNT
-    # Asked once only: the next loop ends the exploration, as end_on_repeat does.
+    result = ep.result()
+    assert result.stop_reason is StopReason.SUBMITTED and len(result.rounds) == 5
+    assert result.generated_tokens == sum(r.completion_tokens for r in result.rounds)
+    # Once only, and never once a query ran: those loops end the exploration as before.
     again = Episode(task, db, config)
-    for _ in range(2):
-        again.step(looking)
-    again.step(looking)
-    assert again.in_final_turn
-    # Once a query ran, a loop is held to submitting it, as before; without query_hints it ends.
-    tested = Episode(task, db, config)
+    for reply in [call("list_tables"), call("list_tables"), call("list_tables"), call("list_tables")]:
+        again.step(reply)
+    assert again.in_final_turn and again.starts == 2
+    tested = Episode(task, db, replace(config, constrain=False))
     tested.step(call("run_query", sql=COUNT))
     tested.step(call("run_query", sql=COUNT))
-    assert tested.request().constraint.tools == ("submit_sql",)  # type: ignore[union-attr]
-    plain = Episode(task, db, replace(config, query_hints=False))
-    for _ in range(2):
-        plain.step(looking)
-    assert plain.in_final_turn
+    assert tested.in_final_turn and tested.starts == 1
+    assert "+fresh" not in Episode(task, db, replace(config, end_on_repeat=False)).prompt_version  # it acts on loops
 
 
 def test_repeats_run_as_before_without_the_option(db: Database, task: Task) -> None:

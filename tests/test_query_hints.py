@@ -363,7 +363,7 @@ def test_the_episode_adds_the_hint_only_when_asked(db: Database) -> None:
     ep = Episode(task, db, EpisodeConfig(query_hints=True))
     shown = ep.step(step)
     assert "write T2.Title" in shown and "Corrected, it compiles" in shown
-    assert ep.prompt_version.endswith("+fix11")
+    assert ep.prompt_version.endswith("+fix12")
     assert ep.rounds[0].calls[0].output.endswith("```")  # the record holds what the model saw
     assert not PRESETS["sqale-2b"].episode.query_hints  # the seed's protocol, as trained
 
@@ -392,11 +392,7 @@ def test_a_repeated_failed_query_is_sent_once_to_look_at_the_tables(db: Database
     assert grammar is not None and set(grammar.tools or ()) == {"describe_table", "join_path", "foreign_keys", "distinct_values", "sample_rows"}
     ep.step(json.dumps({"tool": "describe_table", "args": {"table_name": "Album"}}))
     assert ep.request().constraint.tools is None  # free again  # type: ignore[union-attr]
-    # A second copy, with nothing tested, is asked once for a query: one run_query.
-    asked = ep.step(failing)
-    assert asked.startswith("Not run: you made these calls before") and "write one now with run_query" in asked
-    assert not ep.in_final_turn and ep.request().constraint.tools == ("run_query",)  # type: ignore[union-attr]
-    ep.step(failing)  # a third copy ends the exploration, as end_on_repeat does
+    ep.step(failing)  # a second copy ends the exploration, as end_on_repeat does
     assert ep.in_final_turn
     # Without query_hints, or once a query ran, the first copy ends it as before.
     plain = Episode(task, db, replace(config, query_hints=False))

@@ -349,3 +349,24 @@ def test_continuous_mode_skips_and_seeds_as_waves_do(tasks, tokenizer) -> None:
         continuous = sorted(runner.run(tasks, samples=3, skip=skip), key=lambda r: (r.index, r.sample))
     assert len(waves) == 12 and not skip & {(r.index, r.sample) for r in continuous}
     _same_episodes(waves, continuous)
+
+
+def test_a_fresh_start_begins_the_token_transcript_again_at_its_prompt(tasks, tokenizer) -> None:
+    sql = QUESTIONS[0][1]
+
+    replies = iter([call("list_tables"), call("list_tables"), call("run_query", sql=sql), call("submit_sql", sql=sql)])
+
+    def looping(turn: ScriptTurn) -> str:  # lists the tables twice: a loop with nothing tested
+        return next(replies)
+
+    config = RunnerConfig(episode=EpisodeConfig(end_on_repeat=True, fresh_start=True))
+    with Runner(ScriptedBackend(looping, tokenizer=tokenizer), config) as runner:
+        (rollout,) = list(runner.run(tasks[:1]))
+    result = rollout.result
+    assert result.stop_reason is StopReason.SUBMITTED and result.final_sql == sql and len(result.rounds) == 4
+    text = tokenizer.decode(rollout.token_ids)
+    assert text.count("<|im_start|>assistant\n") == 2 and "list_tables" not in text.split("<|im_start|>assistant\n", 1)[1]
+    assert "[3 tool turns left before you must answer]" in text  # the rounds before count
+    assert rollout.segments[0][:2] == (SegmentKind.PROMPT, 0) and rollout.segments[-1][2] == len(rollout.token_ids)
+    assert len(rollout.token_ids) == len(rollout.logprobs) == result.total_tokens
+    assert result.generated_tokens == sum(r.completion_tokens for r in result.rounds)  # every start's replies

@@ -173,6 +173,7 @@ class _Live:
     logprobs: list[float | None]
     turn: int = 0
     seen: int = 0  # episode segments already mirrored into ids
+    starts: int = 1  # the episode's starts mirrored (fresh_start begins the transcript again)
     observation: str | None = None  # the environment's answer to the latest turn
 
 
@@ -341,8 +342,15 @@ class Runner:
         self._mirror(state, generation)
 
     def _mirror(self, state: _Live, generation: Generation | None) -> None:
-        """Append the episode's new segments to the token transcript."""
+        """Append the episode's new segments to the token transcript (after a fresh start,
+        the transcript's tokens begin again with its prompt)."""
         segments = state.episode.segments
+        if state.episode.starts != state.starts:
+            state.starts = state.episode.starts
+            state.seen = 0
+            for kept in (state.ids, state.logprobs, state.spans):
+                if kept is not None:
+                    kept.clear()
         for segment in segments[state.seen :]:
             if state.ids is None:
                 continue

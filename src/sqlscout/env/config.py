@@ -58,9 +58,8 @@ class EpisodeConfig:
             ``run_query`` shows anyway, which the question does not ask for, is told to
             drop it; with ``end_on_repeat``, a reply repeating only failed calls while
             nothing has run is sent once to look at the tables (the next reply may only
-            call the looking tools), and any other repeat while nothing has run is asked
-            once for a query (the next reply is one ``run_query``), instead of ending the
-            exploration; a table name that is a column says which tables have it.
+            call the looking tools) instead of ending the exploration; a table name that
+            is a column says which tables have it.
         rerun_submits: a ``run_query`` that sends again, verbatim, a query that ran without
             error in an earlier reply (and was not held back for an unasked ``LIMIT``)
             ends the episode with that query as the answer (stop reason ``rerun``): the
@@ -81,6 +80,13 @@ class EpisodeConfig:
             the question again, before the budget line: the tables' descriptions come
             between the question and the query, and the 1.5B model's queries that ran
             answered another question (a count where a list is asked, ``>`` for ``<``).
+        fresh_start: with ``end_on_repeat``, an exploration about to end on a loop while no
+            query has run without error (nothing it could submit) starts again, once, from
+            the prompt alone, for the rounds left: the replies the model would copy are
+            gone from what it reads, and its next reply is sampled afresh. Every round
+            stays in the trace and counts against ``max_rounds``; the token budget holds
+            for the transcript the model reads. Off in training (a rollout's tokens are
+            one transcript).
         draft_first: with the schema shown, the first reply is the query itself in a
             ```sql block, as single-shot writes it (under ``constrain``, the final-turn
             grammar); it runs as a ``run_query`` call and the episode goes on with the
@@ -111,6 +117,7 @@ class EpisodeConfig:
     focus_after_rows: bool = False
     query_after_survey: bool = False
     restate_question: bool = False
+    fresh_start: bool = False
     turn_time_limit_s: float | None = 20.0
 
     def __post_init__(self) -> None:
@@ -150,6 +157,7 @@ class EpisodeConfig:
             query_hints=self.query_hints,
             draft_first=self.draft_first and full,
             restate_question=self.restate_question and not full,
+            fresh_start=self.fresh_start and self.end_on_repeat,
         )
 
     def to_dict(self) -> dict[str, Any]:

@@ -45,7 +45,7 @@ from sqlscout.env.prompts import (
     REPAIR_RUN,
     RERUN_TAKEN,
     REPEATED_FAILURE,
-    REPEATED_UNTESTED,
+    FRESH_START,
     SUBMIT_AFTER_REPEAT,
     RESTATED,
     SUBMIT_HINT,
@@ -126,7 +126,7 @@ class Episode(EpisodeBase):
         self._counted: dict[tuple[str, str], tuple[int, int]] = {}  # (table, column): rows, distinct values
         self._redirected = False  # query_hints: a repeat of failed calls was sent to look, once
         self._repair_looped = False  # query_hints: a loop ran the last hint's repair, once
-        self._asked_query = False  # query_hints: a loop with nothing tested was asked for a query, once
+        self._afresh = False  # fresh_start: this reply's loop starts the exploration again
         if self.tokens_used + self.config.final_turn_reserve > self.config.token_budget:
             self._finish(None, AnswerSource.NONE, StopReason.BUDGET_EXHAUSTED)
 
@@ -157,6 +157,8 @@ class Episode(EpisodeBase):
         record.env_time_s = time.perf_counter() - env_start
         if observation is None:
             return None
+        if self._afresh:
+            return self._start_afresh(record, observation)
         return self._reply(record, observation, completion)
 
     # -- internals ---------------------------------------------------------------
@@ -184,7 +186,6 @@ class Episode(EpisodeBase):
             self._finish(rerun, AnswerSource.RERUN, StopReason.RERUN)
             return None
         look_first, self._look_first = self._look_first, False
-        self._write_query = False
         if self.config.end_on_repeat and (self._only_repeats(parsed.calls) or self._unread_again(text, parsed)):
             pending = self._pending_repair()
             if pending is not None:
@@ -195,9 +196,9 @@ class Episode(EpisodeBase):
             elif self._redirects(parsed.calls) and not look_first:
                 self._redirected = self._look_first = True
                 return REPEATED_FAILURE
-            elif self._asks_for_query():
-                self._asked_query = self._write_query = True
-                return REPEATED_UNTESTED
+            elif self._starts_afresh():
+                self._afresh = True
+                return FRESH_START
             else:
                 self._repeated = True
                 # Held to its tested queries, a looping model is asked to choose one of them.
@@ -308,15 +309,31 @@ class Episode(EpisodeBase):
             and all(c.key() in self._failed for c in calls)
         )
 
-    def _asks_for_query(self) -> bool:
-        """``query_hints``: any other reply that only repeats earlier calls while no query
-        has run without error is answered once with a request for a query (under
-        ``constrain`` the next reply is one ``run_query``) instead of ending the
-        exploration: there would be nothing to submit. The 0.5B model, having described
-        the tables, sent its list and describe calls again, or its failed query after it
-        was sent to look; 11 of the 13 episodes of 100 Spider questions that it did not
-        submit ended so, the exploration over with rounds left."""
-        return self.config.query_hints and not self._tested and not self._asked_query
+    def _starts_afresh(self) -> bool:
+        """``fresh_start``: an exploration about to end on a loop with nothing tested starts
+        again from the prompt alone, once, while a round is left."""
+        rounds_left = self.config.max_rounds - sum(1 for r in self.rounds if not r.final)
+        return self.config.fresh_start and not self._tested and self.starts == 1 and rounds_left > 0
+
+    def _start_afresh(self, record: RoundRecord, observation: str) -> str:
+        """The transcript back to its prompt, and every loop rule with it: the rounds stay in
+        the trace (this one says so) and count against ``max_rounds``; the replies the
+        model would copy are gone from what it reads."""
+        self._afresh = False
+        self.starts += 1
+        self._start_round = len(self.rounds)
+        del self.segments[1:]
+        self.tokens_used = self.segments[0].n_tokens
+        self.failed_streak = 0
+        self._made.clear()
+        self._unread.clear()
+        self._failed.clear()
+        self._repairs.clear()
+        self._last_repair = None
+        self._redirected = self._repair_looped = False
+        self._look_first = self._focus = False
+        record.observation = observation
+        return observation
 
     def _only_repeats(self, calls: list[ToolCall]) -> bool:
         """Whether every one of ``calls`` was made in an earlier reply (a submission never

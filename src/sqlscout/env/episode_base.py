@@ -59,12 +59,13 @@ class EpisodeBase:
         prompt = self.chat.render(self.messages)
         self.segments: list[Segment] = [Segment(SegmentKind.PROMPT, prompt, self.counter.count(prompt))]
         self.rounds: list[RoundRecord] = []
+        self.starts = 1  # fresh_start: how many times the transcript began at the prompt
+        self._start_round = 0  # the rounds before this index belong to an earlier start
         self.tokens_used = self.segments[0].n_tokens
         self.last_good_sql: str | None = None
         self._tested: list[str] = []  # queries that ran without error, as written (submit_tested)
         self._must_submit = False  # after a loop, the next reply may only submit a tested query
         self._look_first = False  # after a failed query was repeated, the next reply may only look
-        self._write_query = False  # after a loop with nothing tested, the next reply is one run_query
         self._focus = False  # focus_after_rows: the last reply's query returned rows; run or submit next
         # draft_first: the first reply is the query in a ```sql block (the schema is shown)
         self._drafts = config.draft_first and config.schema is SchemaMode.FULL
@@ -99,15 +100,13 @@ class EpisodeBase:
         if not self.config.constrain:
             return None
         think = think_mode_after(getattr(self.chat, "assistant_prefix", ""), getattr(self.chat, "template", None))
-        if final or (self._drafts and not self.rounds):
+        if final or (self._drafts and not self._live_rounds):
             return ReplyGrammar(TurnKind.FINAL_SQL, think)
         tools, max_calls, tables = self._guide() if self.config.guided_start else (None, 4, None)
         if self._must_submit:
             tools, max_calls = ("submit_sql",), 1
         elif self._look_first:
             tools, max_calls = LOOKING_TOOLS, 2
-        elif self._write_query:
-            tools, max_calls = ("run_query",), 1
         elif self._focus:
             tools = ("run_query", "submit_sql")
         elif self._surveyed():
@@ -126,20 +125,26 @@ class EpisodeBase:
         """``guided_start``: the tools the next reply may call, how many calls, and the table
         names a table argument may take (once the model has seen them)."""
         full = self.config.schema is SchemaMode.FULL
-        listed = full or any(c.tool == "list_tables" and c.ok for r in self.rounds for c in r.calls)
+        rounds = self._live_rounds
+        listed = full or any(c.tool == "list_tables" and c.ok for r in rounds for c in r.calls)
         tables = tuple(self.db.schema.table_names) if listed and self.db.schema.table_names else None
-        if not self.rounds:
+        if not rounds:
             return (("run_query",) if full else ("list_tables",)), 1, tables
-        if len(self.rounds) == 1 and not full and listed:
+        if len(rounds) == 1 and not full and listed:
             return ("describe_table",), 4, tables
         return None, 4, tables
+
+    @property
+    def _live_rounds(self) -> list[RoundRecord]:
+        """The rounds the transcript holds (those since the last fresh start)."""
+        return self.rounds[self._start_round :]
 
     def _surveyed(self) -> bool:
         """``query_after_survey``: the schema is withheld, a table was described, and no
         query has been tried yet."""
         if not self.config.query_after_survey or self.config.schema is SchemaMode.FULL:
             return False
-        calls = [c for r in self.rounds for c in r.calls]
+        calls = [c for r in self._live_rounds for c in r.calls]
         return any(c.tool == "describe_table" and c.ok for c in calls) and not any(c.tool == "run_query" for c in calls)
 
     def result(self) -> EpisodeResult:
@@ -192,7 +197,7 @@ class EpisodeBase:
             self._finish(None, AnswerSource.NONE, reason)
 
     def _finish(self, sql: str | None, source: AnswerSource, reason: StopReason) -> None:
-        generated = sum(s.n_tokens for s in self.segments if s.kind is SegmentKind.MODEL)
+        generated = sum(r.completion_tokens for r in self.rounds)  # every start's replies
         self._result = EpisodeResult(
             task=self.task,
             config=self.config,

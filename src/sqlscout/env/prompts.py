@@ -153,6 +153,7 @@ def prompt_version(
     query_hints: bool = False,
     draft_first: bool = False,
     restate_question: bool = False,
+    fresh_start: bool = False,
 ) -> str:
     """The version recorded with a result: :data:`PROMPT_VERSION`, plus a suffix for each
     prompt option in use, so that the seed's protocol keeps its own version unchanged.
@@ -162,12 +163,12 @@ def prompt_version(
     >>> prompt_version(worked_example=True, example_values=3, end_on_repeat=True, submit_hint=True)
     'sqlscout-prompt-3+example+values3+repeat+hint'
     >>> prompt_version(query_hints=True)
-    'sqlscout-prompt-3+fix11'
+    'sqlscout-prompt-3+fix12'
     """
     suffix = ("+example" if worked_example else "") + (f"+values{example_values}" if example_values else "")
     suffix += ("+repeat" if end_on_repeat else "") + ("+hint" if submit_hint else "")
-    suffix += ("+fix11" if query_hints else "") + ("+draft" if draft_first else "")
-    suffix += "+restate" if restate_question else ""
+    suffix += ("+fix12" if query_hints else "") + ("+draft" if draft_first else "")
+    suffix += ("+restate" if restate_question else "") + ("+fresh" if fresh_start else "")
     return PROMPT_VERSION + suffix
 
 
@@ -224,12 +225,11 @@ REPEATED_FAILURE = (
     "Not run: this failed before, with the error above. Before writing a query again, look at "
     "the tables it needs with describe_table or join_path."
 )
-# With ``end_on_repeat`` and ``query_hints``: any other reply that repeats earlier calls while
-# no query has run without error, once; under ``constrain`` the next reply is one run_query.
-REPEATED_UNTESTED = (
-    "Not run: you made these calls before; their results are in the messages above. No query has "
-    "run without error yet: write one now with run_query, from the tables and columns above "
-    "(a query that failed fails again)."
+# With ``fresh_start``: the trace's note on a loop with nothing tested, after which the
+# transcript starts again at the prompt (the model never reads this).
+FRESH_START = (
+    "Not run: you made these calls before, and no query has run without error. The exploration "
+    "starts again from the question, for the rounds left."
 )
 # ``query_hints``: a failed query copied word for word, when its hint showed a repair.
 REPAIR_RUN = "This query failed before; the corrected query from the hint ran in its place:"
