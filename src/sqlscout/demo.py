@@ -41,7 +41,7 @@ DEMO_MODEL = "qwen2.5-coder-0.5b"
 # questions (docs/evaluation.md has the table and the commands).
 DEMO_WHY = (
     "the 0.5B preset answers within a minute on 2 cores; as an agent with the schema shown, "
-    "constrained, guided replies, query repair hints and a worked example it answered 46-54 % of "
+    "constrained, guided replies, query repair hints and a worked example it answered 46-58 % of "
     "100 random Spider dev questions against 40-42 % single-shot (the 1.5B preset answers 65 %, "
     "but is 2.3x the download and takes 1.5x as long)"
 )
