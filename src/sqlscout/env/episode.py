@@ -309,10 +309,15 @@ class Episode(EpisodeBase):
             and all(c.key() in self._failed for c in calls)
         )
 
+    @property
+    def _tool_rounds(self) -> int:
+        """Exploration rounds so far, over every start (what ``max_rounds`` counts)."""
+        return sum(1 for r in self.rounds if not r.final)
+
     def _starts_afresh(self) -> bool:
         """``fresh_start``: an exploration about to end on a loop with nothing tested starts
         again from the prompt alone, once, while a round is left."""
-        rounds_left = self.config.max_rounds - sum(1 for r in self.rounds if not r.final)
+        rounds_left = self.config.max_rounds - self._tool_rounds
         return self.config.fresh_start and not self._tested and self.starts == 1 and rounds_left > 0
 
     def _start_afresh(self, record: RoundRecord, observation: str) -> str:
@@ -396,7 +401,7 @@ class Episode(EpisodeBase):
 
     def _reply(self, record: RoundRecord, results: str, completion: str) -> str | None:
         """Append the environment turn (results + budget line or final message)."""
-        rounds_done = sum(1 for r in self.rounds if not r.final)
+        rounds_done = self._tool_rounds
         if self._repeated and not self._must_submit:
             self._final_reason = StopReason.REPEATED_CALLS
             message = results + "\n\n" + self._final_message("repeat")
