@@ -159,10 +159,10 @@ def test_a_run_resumed_under_another_hint_version_is_refused(tmp_path: Path) -> 
     stored = json.loads(path.read_text())
     recorded = {r.result.prompt_version for r in RunDir(tmp_path / "run").read_records()}
     assert recorded == {stored["settings"]["prompt_version"]} and outcome.written == 4
-    assert stored["settings"]["prompt_version"].endswith("+hint+fix12")
-    stored["settings"]["prompt_version"] = stored["settings"]["prompt_version"].replace("+fix12", "+fix11")
+    assert stored["settings"]["prompt_version"].endswith("+hint+fix13")
+    stored["settings"]["prompt_version"] = stored["settings"]["prompt_version"].replace("+fix13", "+fix12")
     path.write_text(json.dumps(stored))
-    with pytest.raises(ConfigError, match=r"prompt_version: stored .*\+fix11', now .*\+fix12"):
+    with pytest.raises(ConfigError, match=r"prompt_version: stored .*\+fix12', now .*\+fix13"):
         run_eval(tasks, hinted, scripted_source(explorer, hinted.runner_config()), tmp_path / "run", resume=True)
     shot = config(mode="single-shot", episode=EpisodeConfig(schema="full", example_values=2, query_hints=True))
     assert shot.prompt_version.endswith("+values2") and "+fix" not in shot.prompt_version  # what single-shot records

@@ -15,7 +15,7 @@ from sqlscout.env.clause_repairs import AGGREGATE_HINT, WHERE_HINT
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.episode import Episode
 from sqlscout.env.hints import query_hint
-from sqlscout.env.prompts import REPAIR_ON_REPEAT, REPAIR_RUN
+from sqlscout.env.prompts import REPAIR_ON_REPEAT, REPAIR_RAN, REPAIR_RUN, REPAIR_SUBMIT_HINT, SUBMIT_HINT
 from sqlscout.env.sandbox import Database
 from sqlscout.env.sqltext import query_sources
 from sqlscout.env.task import Task
@@ -363,8 +363,9 @@ def test_the_episode_adds_the_hint_only_when_asked(db: Database) -> None:
     ep = Episode(task, db, EpisodeConfig(query_hints=True))
     shown = ep.step(step)
     assert "write T2.Title" in shown and "Corrected, it compiles" in shown
-    assert ep.prompt_version.endswith("+fix12")
-    assert ep.rounds[0].calls[0].output.endswith("```")  # the record holds what the model saw
+    assert ep.prompt_version.endswith("+fix13")
+    # The record holds what the model saw: the hint, then the corrected query's result.
+    assert ep.rounds[0].calls[0].output.split(REPAIR_RAN)[0].endswith("```\n")
     assert not PRESETS["sqale-2b"].episode.query_hints  # the seed's protocol, as trained
 
 
@@ -459,19 +460,52 @@ def test_a_failed_query_copied_word_for_word_runs_its_repair_instead(db: Databas
 
 def test_the_final_turn_offers_the_last_repair_when_no_query_ran(db: Database) -> None:
     # From the 0.5B traces: four different failing queries in a row (each with a repair
-    # shown) end the exploration, and the forced answer copied the last failing one.
+    # shown) end the exploration, and the forced answer copied the last failing one. A
+    # repair that runs is now run with its hint (a query that ran, quoted as such); one that
+    # compiles and fails as it runs (malformed JSON here) is still what the final turn offers.
     task = Task("q", "List album titles with their artists.", CHINOOK, gold_sql=JOINED)
     config = EpisodeConfig(query_hints=True, max_failed_queries=2)
+    broken = JOINED.replace("SELECT T1.Title", "SELECT json_extract(T1.Title, '$')")
     ep = Episode(task, db, config)
-    ep.step(json.dumps({"tool": "run_query", "args": {"sql": JOINED}}))
-    final = ep.step(json.dumps({"tool": "run_query", "args": {"sql": JOINED + " WHERE T1.Title <> ''"}}))
+    assert REPAIR_RAN not in ep.step(json.dumps({"tool": "run_query", "args": {"sql": broken}}))
+    final = ep.step(json.dumps({"tool": "run_query", "args": {"sql": broken + " WHERE T1.Title <> ''"}}))
     assert ep.in_final_turn
-    fixed = JOINED.replace("T1.Title", "T2.Title") + " WHERE T2.Title <> ''"
+    fixed = broken.replace("T1.Title", "T2.Title") + " WHERE T2.Title <> ''"
     assert final.endswith(f"The corrected query from the last hint compiles:\n```sql\n{fixed}\n```\nIf you are unsure, return that query.")
     # A query that ran is still what the final turn quotes; without query_hints, nothing.
     plain = Episode(task, db, replace(config, query_hints=False))
     plain.step(json.dumps({"tool": "run_query", "args": {"sql": JOINED}}))
     assert "corrected" not in plain.step(json.dumps({"tool": "run_query", "args": {"sql": JOINED + " WHERE 1"}}))
+
+
+def test_a_repair_that_runs_is_run_with_its_hint_and_can_be_submitted(db: Database) -> None:
+    # From the 0.5B traces (100 Spider dev questions, hints version 12): a hint showed a
+    # corrected query that compiles in 35 episodes; 29 copied it into the next reply, a round
+    # spent on running it, and in 2 (dev 891, 926) it was still unrun when the exploration
+    # ended with nothing that ran, so nothing could be submitted. It now runs at once.
+    task = Task("q", "List album titles with their artists.", CHINOOK, gold_sql=JOINED)
+    config = EpisodeConfig(
+        query_hints=True, max_failed_queries=2, constrain=True, submit_tested=True, submit_hint=True, end_on_repeat=True
+    )
+    fixed = JOINED.replace("T1.Title", "T2.Title")
+    ep = Episode(task, db, config)
+    shown = ep.step(json.dumps({"tool": "run_query", "args": {"sql": JOINED}}))
+    hint_text, _, result = shown.partition(f"\n{REPAIR_RAN}\n")
+    assert hint_text.endswith(f"```sql\n{fixed}\n```") and "For Those About To Rock" in result
+    assert REPAIR_SUBMIT_HINT in result and SUBMIT_HINT not in shown
+    assert ep.last_good_sql == fixed and ep.failed_streak == 0
+    assert ep.request().constraint.submittable == (fixed,)  # type: ignore[union-attr]
+    # A second failing query does not end the exploration: the correction reset the streak.
+    ep.step(json.dumps({"tool": "run_query", "args": {"sql": "SELECT Nme FROM Genre"}}))
+    assert not ep.in_final_turn
+    ep.step(json.dumps({"tool": "submit_sql", "args": {"sql": fixed}}))
+    assert ep.result().final_sql == fixed and ep.result().stop_reason.value == "submitted"
+    # One call, as the model made it: the correction's run is in its output, not a call of its own.
+    assert [c.args["sql"] for c in ep.rounds[0].calls] == [JOINED]
+    # Without query_hints nothing runs in its place.
+    plain = Episode(task, db, replace(config, query_hints=False))
+    assert REPAIR_RAN not in plain.step(json.dumps({"tool": "run_query", "args": {"sql": JOINED}}))
+    assert plain.last_good_sql is None
 
 
 def test_a_repair_never_compares_a_column_with_itself(db: Database) -> None:
@@ -520,11 +554,12 @@ def test_a_joined_table_without_the_join_column_is_replaced_by_the_one_that_has_
         db.execute(expected)
 
 
-def test_a_loop_runs_the_last_repair_that_never_ran(db: Database) -> None:
+def test_a_loop_after_a_repair_that_ran_is_asked_to_submit_it(db: Database) -> None:
     # From traces (Spider's car_1, 0.5B preset): the first query failed and its hint showed
     # a repair; the next reply copied half of it, failed on the same column with no repair,
     # and was then sent again word for word. The exploration ended with nothing that ran,
-    # so nothing could be submitted. The loop now runs the repair in its place, once.
+    # so nothing could be submitted. The repair now runs with its hint (version 13; before,
+    # the loop ran it in place of the repeat), so the loop is held to submitting it.
     task = Task("q", "Which tracks are on the album with the first title?", CHINOOK)
     config = EpisodeConfig(query_hints=True, end_on_repeat=True, submit_hint=True, constrain=True, submit_tested=True)
     first = "SELECT Name FROM Track WHERE Title = (SELECT MIN(Title) FROM Track)"
@@ -532,29 +567,15 @@ def test_a_loop_runs_the_last_repair_that_never_ran(db: Database) -> None:
     ep = Episode(task, db, config)
     shown = ep.step(json.dumps({"tool": "run_query", "args": {"sql": first}}))
     repair = repaired(shown)
+    assert f"\n{REPAIR_RAN}\n" in shown and ep.last_good_sql == repair
     looped = [{"tool": "list_tables", "args": {}}, {"tool": "run_query", "args": {"sql": half}}]
     again = "\n".join(json.dumps(c) for c in looped)
     assert "```" not in ep.step(again)  # the half copy fails with no repair of its own
-    ran = ep.step(again)
-    assert ran.startswith(REPAIR_ON_REPEAT) and f"Result 1 of run_query(sql={repair!r})" in ran
-    assert not ep.in_final_turn and "submit that same query" in ran
-    assert ep.rounds[-1].calls[0].ok and ep.request().constraint.submittable == (repair,)  # type: ignore[union-attr]
+    ep.step(again)
+    assert not ep.in_final_turn and ep.request().constraint.tools == ("submit_sql",)  # type: ignore[union-attr]
+    assert ep.request().constraint.submittable == (repair,)  # type: ignore[union-attr]
     ep.step(json.dumps({"tool": "submit_sql", "args": {"sql": repair}}))
     assert ep.result().stop_reason.value == "submitted"
     assert db.execute(repair).rows == db.execute(
         "SELECT Track.Name FROM Track JOIN Album USING (AlbumId) WHERE Album.Title = (SELECT MIN(Title) FROM Album)"
     ).rows != []
-    # Once only: the next loop ends the exploration (here, held to submitting a tested query).
-    ep2 = Episode(task, db, config)
-    ep2.step(json.dumps({"tool": "run_query", "args": {"sql": first}}))
-    ep2.step(again)
-    ep2.step(again)
-    ep2.step(again)
-    assert ep2.request().constraint.tools == ("submit_sql",)  # type: ignore[union-attr]
-    # A repair the model ran itself is not run again; the loop ends as before.
-    ep3 = Episode(task, db, replace(config, submit_tested=False))
-    ep3.step(json.dumps({"tool": "run_query", "args": {"sql": first}}))
-    ep3.step(json.dumps({"tool": "run_query", "args": {"sql": repair}}))
-    ep3.step(again)
-    ep3.step(again)
-    assert ep3.in_final_turn

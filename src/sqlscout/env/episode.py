@@ -42,7 +42,9 @@ from sqlscout.env.prompts import (
     LIMIT_REASONS,
     REPEATED_CALLS,
     REPAIR_ON_REPEAT,
+    REPAIR_RAN,
     REPAIR_RUN,
+    REPAIR_SUBMIT_HINT,
     RERUN_TAKEN,
     REPEATED_FAILURE,
     FRESH_START,
@@ -127,6 +129,7 @@ class Episode(EpisodeBase):
         self._redirected = False  # query_hints: a repeat of failed calls was sent to look, once
         self._repair_looped = False  # query_hints: a loop ran the last hint's repair, once
         self._afresh = False  # fresh_start: this reply's loop starts the exploration again
+        self._repair_ran = False  # query_hints: this reply's hint showed a correction that ran
         if self.tokens_used + self.config.final_turn_reserve > self.config.token_budget:
             self._finish(None, AnswerSource.NONE, StopReason.BUDGET_EXHAUSTED)
 
@@ -180,7 +183,9 @@ class Episode(EpisodeBase):
                 return None
             return NO_CALL_MESSAGE
         swapped = self._swap_repaired(parsed.calls) if self.config.query_hints else {}
-        rerun = self._rerun(parsed.calls) if self.config.rerun_submits else None
+        # A rerun is the model's query sent again, not a failed one's correction in its place.
+        own = [c for i, c in enumerate(parsed.calls) if swapped.get(i) != REPAIR_RUN]
+        rerun = self._rerun(own) if self.config.rerun_submits else None
         if rerun is not None:
             record.calls.append(CallRecord("run_query", {"sql": rerun}, True, RERUN_TAKEN, 0.0))
             self._finish(rerun, AnswerSource.RERUN, StopReason.RERUN)
@@ -204,7 +209,7 @@ class Episode(EpisodeBase):
                 # Held to its tested queries, a looping model is asked to choose one of them.
                 self._must_submit = bool(self.config.constrain and self.config.submit_tested and self._tested)
                 return REPEATED_CALLS
-        self._focus = False
+        self._focus = self._repair_ran = False
         parts: list[str] = []
         seen: dict[str, CallRecord] = {}
         several = len(parsed.calls) > 1  # a lone call needs no identity (it costs a json.dumps)
@@ -223,13 +228,20 @@ class Episode(EpisodeBase):
                 parts.append(f"Result {len(record.calls)} of {_describe(call)}:\n{skipped}")
                 continue
             outcome = DEFERRED_SUBMIT if defer and call.tool == "submit_sql" else self._call(call, turn_ends)
+            fixed: tuple[ToolCall, ToolOutcome] | None = None
             if self.config.query_hints and call.tool == "run_query":
                 outcome = self._with_hint(call, outcome)
+                fixed = self._run_repair(call, outcome, turn_ends)
+                if fixed is not None:
+                    outcome = replace(outcome, text=f"{outcome.text}\n{REPAIR_RAN}\n{fixed[1].text}")
             seen[key] = CallRecord(call.tool, call.args, outcome.ok, outcome.text, outcome.elapsed_s)
             if not outcome.ok:
                 self._failed.add(call.key())
             record.calls.append(seen[key])
             self._track_query(call, outcome)
+            if fixed is not None:
+                self._track_query(*fixed)
+                self._repair_ran = True
             if outcome.ends_episode:
                 self._finish(outcome.sql, AnswerSource.SUBMIT_SQL, StopReason.SUBMITTED)
                 return None
@@ -287,6 +299,23 @@ class Episode(EpisodeBase):
                 self._repairs[sql] = self._last_repair = found.repaired
         return outcome if hint is None else replace(outcome, text=f"{outcome.text}\n{hint}")
 
+    def _run_repair(
+        self, call: ToolCall, outcome: ToolOutcome, turn_ends: float | None
+    ) -> tuple[ToolCall, ToolOutcome] | None:
+        """``query_hints``: the corrected query a failed query's hint just showed, run at once,
+        when it runs without error: its result follows the hint, and it is a tested query,
+        which can be submitted. The small models copied a shown repair into their next reply
+        in 29 of 35 episodes (0.5B preset, 100 Spider dev questions), a round spent on
+        running it; in 2 of the 35 it was still unrun when the exploration ended, with no
+        other query that ran, so nothing could be submitted."""
+        sql = call.args.get("sql")
+        repair = self._repairs.get(sql) if isinstance(sql, str) and not outcome.ok else None
+        if repair is None or repair in self._tested:
+            return None
+        fixed = ToolCall("run_query", {"sql": repair})
+        ran = self._call(fixed, turn_ends)
+        return (fixed, ran) if ran.ok else None
+
     def _pending_repair(self) -> str | None:
         """``query_hints``: the repair the last hint showed, when a reply loops before it ever
         ran (once an episode): it runs in place of the repeated calls. The 0.5B model copied
@@ -294,7 +323,7 @@ class Episode(EpisodeBase):
         repeated that reply; the repair itself, which compiles, never ran, so there was
         nothing it could submit (3 of the first 37 Spider episodes ended so)."""
         repair = self._last_repair
-        if not self.config.query_hints or repair is None or self._repair_looped:
+        if not self.config.query_hints or repair is None or self._repair_looped or repair in self._tested:
             return None
         return None if ToolCall("run_query", {"sql": repair}).key() in self._made else repair
 
@@ -414,9 +443,10 @@ class Episode(EpisodeBase):
         else:
             if self._must_submit:
                 hint = SUBMIT_AFTER_REPEAT + "\n"
+            elif self.config.submit_hint and any(c.tool == "run_query" and c.ok for c in record.calls):
+                hint = SUBMIT_HINT + "\n"
             else:
-                ran = any(c.tool == "run_query" and c.ok for c in record.calls)
-                hint = SUBMIT_HINT + "\n" if self.config.submit_hint and ran else ""
+                hint = REPAIR_SUBMIT_HINT + "\n" if self.config.submit_hint and self._repair_ran else ""
             message = results + "\n\n" + hint + self._restated() + budget_line(self.config.max_rounds - rounds_done)
         glue = self._glue(completion, message)
         n = self.counter.count(glue)  # counted once: with a real tokenizer this is the costly part

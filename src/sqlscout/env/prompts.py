@@ -163,11 +163,11 @@ def prompt_version(
     >>> prompt_version(worked_example=True, example_values=3, end_on_repeat=True, submit_hint=True)
     'sqlscout-prompt-3+example+values3+repeat+hint'
     >>> prompt_version(query_hints=True)
-    'sqlscout-prompt-3+fix12'
+    'sqlscout-prompt-3+fix13'
     """
     suffix = ("+example" if worked_example else "") + (f"+values{example_values}" if example_values else "")
     suffix += ("+repeat" if end_on_repeat else "") + ("+hint" if submit_hint else "")
-    suffix += ("+fix12" if query_hints else "") + ("+draft" if draft_first else "")
+    suffix += ("+fix13" if query_hints else "") + ("+draft" if draft_first else "")
     suffix += ("+restate" if restate_question else "") + ("+fresh" if fresh_start else "")
     return PROMPT_VERSION + suffix
 
@@ -230,6 +230,13 @@ REPEATED_FAILURE = (
 FRESH_START = (
     "Not run: you made these calls before, and no query has run without error. The exploration "
     "starts again from the question, for the rounds left."
+)
+# ``query_hints``: after a hint whose corrected query compiles, that query's own result.
+REPAIR_RAN = "The corrected query ran:"
+# With ``submit_hint``: the line after the results of a reply whose hint's correction ran.
+REPAIR_SUBMIT_HINT = (
+    "If the corrected query answers the question exactly, submit it now with submit_sql; "
+    "otherwise fix it and run it again."
 )
 # ``query_hints``: a failed query copied word for word, when its hint showed a repair.
 REPAIR_RUN = "This query failed before; the corrected query from the hint ran in its place:"
