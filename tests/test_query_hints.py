@@ -15,7 +15,7 @@ from sqlscout.env.clause_repairs import AGGREGATE_HINT, WHERE_HINT
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.episode import Episode
 from sqlscout.env.hints import query_hint
-from sqlscout.env.prompts import REPAIR_ON_REPEAT, REPAIR_RAN, REPAIR_RUN, REPAIR_SUBMIT_HINT, SUBMIT_HINT
+from sqlscout.env.prompts import REPAIR_RAN, REPAIR_RUN, REPAIR_SUBMIT_HINT, SUBMIT_HINT
 from sqlscout.env.sandbox import Database
 from sqlscout.env.sqltext import query_sources
 from sqlscout.env.task import Task

@@ -52,7 +52,8 @@ class EpisodeConfig:
             aggregate, the error ends with a hint read from the failing query's own
             ``FROM`` clause: which table each alias is, where the column really is, how
             to join it, and the repaired query when one substitution fixes it
-            (:mod:`sqlscout.env.hints`; a repair that fails again is repaired once more); a
+            (:mod:`sqlscout.env.hints`; a repair that fails again is repaired once more),
+            which, when it compiles, runs at once, its result after the hint; a
             query that ran and groups by a name a few rows share is shown the query grouped
             by the table's key; a query that ran with a ``LIMIT`` of the rows
             ``run_query`` shows anyway, which the question does not ask for, is told to

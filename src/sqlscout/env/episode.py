@@ -41,7 +41,6 @@ from sqlscout.env.parser import ParsedTurn, ToolCall, extract_final_sql, parse_t
 from sqlscout.env.prompts import (
     LIMIT_REASONS,
     REPEATED_CALLS,
-    REPAIR_ON_REPEAT,
     REPAIR_RAN,
     REPAIR_RUN,
     REPAIR_SUBMIT_HINT,
@@ -127,7 +126,6 @@ class Episode(EpisodeBase):
         self._last_repair: str | None = None  # the latest of them, offered in the final turn
         self._counted: dict[tuple[str, str], tuple[int, int]] = {}  # (table, column): rows, distinct values
         self._redirected = False  # query_hints: a repeat of failed calls was sent to look, once
-        self._repair_looped = False  # query_hints: a loop ran the last hint's repair, once
         self._afresh = False  # fresh_start: this reply's loop starts the exploration again
         self._repair_ran = False  # query_hints: this reply's hint showed a correction that ran
         if self.tokens_used + self.config.final_turn_reserve > self.config.token_budget:
@@ -192,13 +190,7 @@ class Episode(EpisodeBase):
             return None
         look_first, self._look_first = self._look_first, False
         if self.config.end_on_repeat and (self._only_repeats(parsed.calls) or self._unread_again(text, parsed)):
-            pending = self._pending_repair()
-            if pending is not None:
-                self._repair_looped = True
-                parsed = ParsedTurn(calls=[ToolCall("run_query", {"sql": pending})])
-                self._made.add(parsed.calls[0].key())
-                swapped = {0: REPAIR_ON_REPEAT}
-            elif self._redirects(parsed.calls) and not look_first:
+            if self._redirects(parsed.calls) and not look_first:
                 self._redirected = self._look_first = True
                 return REPEATED_FAILURE
             elif self._starts_afresh():
@@ -316,17 +308,6 @@ class Episode(EpisodeBase):
         ran = self._call(fixed, turn_ends)
         return (fixed, ran) if ran.ok else None
 
-    def _pending_repair(self) -> str | None:
-        """``query_hints``: the repair the last hint showed, when a reply loops before it ever
-        ran (once an episode): it runs in place of the repeated calls. The 0.5B model copied
-        half of a repair into its next query, which failed on the same column, and then
-        repeated that reply; the repair itself, which compiles, never ran, so there was
-        nothing it could submit (3 of the first 37 Spider episodes ended so)."""
-        repair = self._last_repair
-        if not self.config.query_hints or repair is None or self._repair_looped or repair in self._tested:
-            return None
-        return None if ToolCall("run_query", {"sql": repair}).key() in self._made else repair
-
     def _redirects(self, calls: list[ToolCall]) -> bool:
         """``query_hints``: a reply repeating only calls that failed, with nothing tested to
         submit, is sent once to look at the tables instead of ending the exploration (the
@@ -364,7 +345,7 @@ class Episode(EpisodeBase):
         self._failed.clear()
         self._repairs.clear()
         self._last_repair = None
-        self._redirected = self._repair_looped = False
+        self._redirected = False
         self._look_first = self._focus = False
         record.observation = observation
         return observation

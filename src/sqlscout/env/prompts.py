@@ -240,11 +240,6 @@ REPAIR_SUBMIT_HINT = (
 )
 # ``query_hints``: a failed query copied word for word, when its hint showed a repair.
 REPAIR_RUN = "This query failed before; the corrected query from the hint ran in its place:"
-# With ``end_on_repeat`` and ``query_hints``: a looping reply, while the last hint's repair has never run.
-REPAIR_ON_REPEAT = (
-    "Not run: you made these calls before. The corrected query from the last hint had not run; "
-    "it ran in their place:"
-)
 # With ``rerun_submits``: the trace's note on a query that ran before, sent again.
 RERUN_TAKEN = "Not run again: this query ran before without error; taken as the answer."
 LOOKING_TOOLS = ("describe_table", "join_path", "foreign_keys", "distinct_values", "sample_rows")
