@@ -293,7 +293,7 @@ def _allowed(grammar: ReplyGrammar) -> list[Tool]:
 def _gbnf(grammar: ReplyGrammar) -> str:  # a frozen grammar is its own cache key
     prefix, rules = _think_rules(grammar.think)
     max_calls, reasoning_lines = grammar.max_calls, grammar.reasoning_lines
-    tools, submittable, tables = grammar.tools, grammar.submittable, grammar.tables
+    submittable, tables = grammar.submittable, grammar.tables
     if grammar.kind is TurnKind.FINAL_SQL:
         rules = [
             f'root ::= {prefix}"```sql\\n" sql "```"',
