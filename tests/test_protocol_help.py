@@ -243,7 +243,7 @@ def test_a_reply_cut_off_before_its_call_closed_is_no_repeat(db: Database, task:
 def test_a_loop_with_nothing_tested_starts_the_exploration_again_once(db: Database, task: Task) -> None:
     config = EpisodeConfig(end_on_repeat=True, fresh_start=True, constrain=True, guided_start=True, schema="full")
     ep = Episode(task, db, config)
-    assert ep.prompt_version.endswith("+repeat+fresh")
+    assert ep.prompt_version.endswith("+repeat+fresh2")
     prompt = ep.transcript
     ep.step(call("run_query", sql="SELECT Nothing FROM Genre"))
     ep.step(call("list_tables"))
@@ -269,6 +269,43 @@ def test_a_loop_with_nothing_tested_starts_the_exploration_again_once(db: Databa
     tested.step(call("run_query", sql=COUNT))
     assert tested.in_final_turn and tested.starts == 1
     assert "+fresh" not in Episode(task, db, replace(config, end_on_repeat=False)).prompt_version  # it acts on loops
+
+
+def test_with_the_schema_withheld_a_loop_starts_again_showing_the_tables_it_read(db: Database, task: Task) -> None:
+    # The 0.5B preset, schema withheld (100 Spider questions, hints v13): the redirect to
+    # look after a copied failed query never led to a query that ran (0 of 18), and the
+    # fresh start after it came in round 4 or 5 of 6 and spent its rounds on list_tables.
+    config = EpisodeConfig(end_on_repeat=True, fresh_start=True, query_hints=True, constrain=True, guided_start=True)
+    ep = Episode(task, db, config)
+    assert ep.prompt_version.endswith("+fresh2")
+    ep.step(call("list_tables"))
+    ep.step(call("describe_table", table_name="playlist") + "\n" + call("describe_table", table_name="Track"))
+    failed = call("run_query", sql="SELECT Nothing FROM Playlist JOIN Track ON Playlist.PlaylistId = Track.TrackId")
+    assert "Error" in ep.step(failed)
+    note = ep.step(failed)  # copied: no redirect to look; the exploration starts again at once
+    assert note.startswith("Not run: you made these calls before, and no query has run") and ep.starts == 2
+    assert note.rstrip().endswith("Playlist, PlaylistTrack, Track.")  # what it read, and what joins it
+    prompt = ep.transcript
+    for shown in ("CREATE TABLE [Playlist]", "CREATE TABLE [PlaylistTrack]", "CREATE TABLE [Track]"):
+        assert shown in prompt
+    assert "CREATE TABLE [Genre]" not in prompt and "Album, Artist, Customer" in prompt  # the rest by name
+    assert "The tables you described so far are given with the question" in prompt
+    first = ep.request().constraint
+    assert first is not None and (first.tools, first.max_calls) == (("run_query",), 1)  # as with the schema shown
+    assert first.tables is not None and "Genre" in first.tables
+    shown = ep.step(call("run_query", sql="SELECT COUNT(*) FROM PlaylistTrack"))
+    assert "[1 tool turns left before you must answer]" in shown  # the rounds before count
+    assert ep.step(call("submit_sql", sql="SELECT COUNT(*) FROM PlaylistTrack")) is None
+    assert ep.result().stop_reason is StopReason.SUBMITTED
+    # Nothing described: the prompt alone, as before; the schema shown: the plain restart.
+    bare = Episode(task, db, config)
+    bare.step(call("run_query", sql="SELECT Nothing FROM Genre"))
+    bare.step(call("run_query", sql="SELECT Nothing FROM Genre"))
+    assert bare.starts == 2 and bare.transcript == Episode(task, db, config).transcript
+    full = Episode(task, db, replace(config, schema="full"))
+    for reply in [failed, failed]:
+        full.step(reply)
+    assert full.starts == 1 and full.rounds[-1].observation.startswith("Not run: this failed before")
 
 
 def test_repeats_run_as_before_without_the_option(db: Database, task: Task) -> None:

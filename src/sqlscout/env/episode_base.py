@@ -67,6 +67,7 @@ class EpisodeBase:
         self._must_submit = False  # after a loop, the next reply may only submit a tested query
         self._look_first = False  # after a failed query was repeated, the next reply may only look
         self._focus = False  # focus_after_rows: the last reply's query returned rows; run or submit next
+        self._schema_shown = config.schema is SchemaMode.FULL  # or, withheld, a fresh start shows what was read
         # draft_first: the first reply is the query in a ```sql block (the schema is shown)
         self._drafts = config.draft_first and config.schema is SchemaMode.FULL
         self._started = time.perf_counter()
@@ -124,7 +125,7 @@ class EpisodeBase:
     def _guide(self) -> tuple[tuple[str, ...] | None, int, tuple[str, ...] | None]:
         """``guided_start``: the tools the next reply may call, how many calls, and the table
         names a table argument may take (once the model has seen them)."""
-        full = self.config.schema is SchemaMode.FULL
+        full = self._schema_shown
         rounds = self._live_rounds
         listed = full or any(c.tool == "list_tables" and c.ok for r in rounds for c in r.calls)
         tables = tuple(self.db.schema.table_names) if listed and self.db.schema.table_names else None
@@ -142,7 +143,7 @@ class EpisodeBase:
     def _surveyed(self) -> bool:
         """``query_after_survey``: the schema is withheld, a table was described, and no
         query has been tried yet."""
-        if not self.config.query_after_survey or self.config.schema is SchemaMode.FULL:
+        if not self.config.query_after_survey or self._schema_shown:
             return False
         calls = [c for r in self._live_rounds for c in r.calls]
         return any(c.tool == "describe_table" and c.ok for c in calls) and not any(c.tool == "run_query" for c in calls)

@@ -85,6 +85,11 @@ Reply 5:
 {"tool": "submit_sql", "args": {"sql": "SELECT COUNT(*) FROM orders JOIN customers ON orders.customer_id = customers.id WHERE customers.country = 'Canada'"}}"""
 
 _WITHHELD_INTRO = "You do not see the schema: explore the database with the tools below."
+# fresh_start, schema withheld: the exploration begun again with what the model had read.
+_READ_INTRO = (
+    "The tables you described so far are given with the question, with any table that joins them, "
+    "and the names of the others; use the tools to look at other tables, check values and test queries."
+)
 _FULL_INTRO = "The schema is given with the question, so you may skip steps 1 and 2; use the tools to check values and test queries."
 # With ``draft_first``: the first reply is the query, as single-shot writes it.
 _DRAFT_INTRO = (
@@ -120,24 +125,34 @@ def initial_messages(
     max_rounds: int = 6,
     worked_example: bool = False,
     draft_first: bool = False,
+    unread: tuple[str, ...] | None = None,
 ) -> list[Message]:
     """System and user messages that open an agent episode.
 
     ``schema_sql`` (every ``CREATE TABLE``) is given in the ``full`` regime, None when
     withheld; ``worked_example`` adds one short example episode to the system prompt.
+    With ``unread`` (``fresh_start``, schema withheld), ``schema_sql`` holds only the
+    tables read so far and those that join them, and ``unread`` names the others.
     """
+    if unread is not None and schema_sql:
+        others = f"\n\n-- The other tables (describe_table shows them): {', '.join(unread)}" if unread else ""
+        schema_sql += others
+    intro = "read" if unread is not None and schema_sql else "full" if schema_sql else "withheld"
     return [
-        {"role": "system", "content": _system_prompt(bool(schema_sql), max_rounds, worked_example, draft_first and bool(schema_sql))},
+        {"role": "system", "content": _system_prompt(intro, max_rounds, worked_example, draft_first and bool(schema_sql))},
         {"role": "user", "content": _question_block(question, evidence, schema_sql)},
     ]
 
 
+_INTROS = {"full": _FULL_INTRO, "withheld": _WITHHELD_INTRO, "read": _READ_INTRO}
+
+
 @lru_cache(maxsize=64)
-def _system_prompt(full_schema: bool, max_rounds: int, worked_example: bool = False, draft_first: bool = False) -> str:
+def _system_prompt(intro: str, max_rounds: int, worked_example: bool = False, draft_first: bool = False) -> str:
     # The same text for every episode of a run; built once.
     tool_lines = "\n".join(f"- {t.signature()}: {t.description}" for t in TOOLS.values())
     text = _SYSTEM.format(
-        schema_intro=(_DRAFT_INTRO if draft_first else _FULL_INTRO) if full_schema else _WITHHELD_INTRO,
+        schema_intro=_DRAFT_INTRO if draft_first else _INTROS[intro],
         tool_lines=tool_lines,
         max_rounds=max_rounds,
     )
@@ -168,7 +183,7 @@ def prompt_version(
     suffix = ("+example" if worked_example else "") + (f"+values{example_values}" if example_values else "")
     suffix += ("+repeat" if end_on_repeat else "") + ("+hint" if submit_hint else "")
     suffix += ("+fix13" if query_hints else "") + ("+draft" if draft_first else "")
-    suffix += ("+restate" if restate_question else "") + ("+fresh" if fresh_start else "")
+    suffix += ("+restate" if restate_question else "") + ("+fresh2" if fresh_start else "")
     return PROMPT_VERSION + suffix
 
 
@@ -231,6 +246,8 @@ FRESH_START = (
     "Not run: you made these calls before, and no query has run without error. The exploration "
     "starts again from the question, for the rounds left."
 )
+# With the schema withheld, what the new prompt shows (after FRESH_START, in the trace).
+FRESH_SCHEMA = "Its prompt shows as the schema the tables described before and those that join them:"
 # ``query_hints``: after a hint whose corrected query compiles, that query's own result.
 REPAIR_RAN = "The corrected query ran:"
 # With ``submit_hint``: the line after the results of a reply whose hint's correction ran.

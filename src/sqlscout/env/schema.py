@@ -143,9 +143,22 @@ class Schema:
                 frontier.append(there)
         return None
 
-    def create_statements(self) -> str:
-        """Every ``CREATE TABLE`` statement, for the full-schema prompt."""
-        return "\n\n".join(t.create_sql.strip().rstrip(";") + ";" for t in self.tables)
+    def create_statements(self, names: frozenset[str] | None = None) -> str:
+        """Every ``CREATE TABLE`` statement, for the full-schema prompt; with ``names``, those
+        of the tables so named only, in schema order."""
+        chosen = self.tables if names is None else [t for t in self.tables if t.name in names]
+        return "\n\n".join(t.create_sql.strip().rstrip(";") + ";" for t in chosen)
+
+    def joining(self, names: frozenset[str]) -> frozenset[str]:
+        """``names`` (exact table names) and every table on the shortest foreign-key path
+        between two of them: the link tables a query over them would need."""
+        joined = set(names)
+        ordered = sorted(names)
+        for i, a in enumerate(ordered):
+            for b in ordered[i + 1 :]:
+                for fk in self.join_path(a, b) or []:
+                    joined |= {fk.from_table, fk.to_table}
+        return frozenset(joined)
 
 
 def _unknown(kind: str, name: str, known: list[str], where: str = "") -> str:

@@ -43,17 +43,20 @@ _VALUE_CHARS = 40
 _QUERY_TIMEOUT_S = 1.0
 
 
-def schema_text(db: Database, per_column: int = 0) -> str:
-    """Every ``CREATE TABLE`` of ``db``; with ``per_column`` > 0, example values under each."""
+def schema_text(db: Database, per_column: int = 0, tables: frozenset[str] | None = None) -> str:
+    """Every ``CREATE TABLE`` of ``db`` (with ``tables``, of the tables so named); with
+    ``per_column`` > 0, example values under each."""
     if per_column <= 0:
-        return db.schema.create_statements()
-    return _with_examples(db, per_column)
+        return db.schema.create_statements(tables)
+    return _with_examples(db, per_column, tables)
 
 
 @lru_cache(maxsize=64)  # one text per database and setting; an evaluation asks for it per episode
-def _with_examples(db: Database, per_column: int) -> str:
+def _with_examples(db: Database, per_column: int, tables: frozenset[str] | None = None) -> str:
     blocks = []
     for table in db.schema.tables:
+        if tables is not None and table.name not in tables:
+            continue
         statement = table.create_sql.strip().rstrip(";") + ";"
         lines = _example_lines(db, table, per_column)
         blocks.append("\n".join([statement, "-- Example values:", *lines] if lines else [statement]))
