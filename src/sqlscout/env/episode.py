@@ -193,11 +193,12 @@ class Episode(EpisodeBase):
         if self.config.end_on_repeat and (self._only_repeats(parsed.calls) or self._unread_again(text, parsed)):
             # Schema withheld, the redirect never led the 0.5B to a query that ran (0 of 18
             # in 100 Spider questions) and used a round the fresh start then lacked.
-            withheld_afresh = self.config.schema is SchemaMode.WITHHELD and self._starts_afresh()
+            afresh = self._starts_afresh()
+            withheld_afresh = afresh and self.config.schema is SchemaMode.WITHHELD
             if self._redirects(parsed.calls) and not look_first and not withheld_afresh:
                 self._redirected = self._look_first = True
                 return REPEATED_FAILURE
-            elif self._starts_afresh():
+            elif afresh:
                 self._afresh = True
                 return FRESH_START
             else:
@@ -363,10 +364,13 @@ class Episode(EpisodeBase):
         if self.config.schema is not SchemaMode.WITHHELD:
             return frozenset()
         schema = self.db.schema
-        described = set()
-        for c in (c for r in self._live_rounds for c in r.calls if c.tool == "describe_table" and c.ok):
-            described.add(schema.table(str(c.args.get("table_name"))).name)
-        return schema.joining(frozenset(described))
+        described = frozenset(
+            schema.table(str(c.args.get("table_name"))).name
+            for r in self._live_rounds
+            for c in r.calls
+            if c.tool == "describe_table" and c.ok
+        )
+        return schema.joining(described)
 
     def _show_read(self, read: frozenset[str]) -> bool:
         """``fresh_start``, schema withheld: the prompt begun again shows ``read`` as its

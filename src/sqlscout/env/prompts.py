@@ -134,10 +134,11 @@ def initial_messages(
     With ``unread`` (``fresh_start``, schema withheld), ``schema_sql`` holds only the
     tables read so far and those that join them, and ``unread`` names the others.
     """
+    intro = "full" if schema_sql else "withheld"
     if unread is not None and schema_sql:
-        others = f"\n\n-- The other tables (describe_table shows them): {', '.join(unread)}" if unread else ""
-        schema_sql += others
-    intro = "read" if unread is not None and schema_sql else "full" if schema_sql else "withheld"
+        intro = "read"
+        if unread:
+            schema_sql += f"\n\n-- The other tables (describe_table shows them): {', '.join(unread)}"
     return [
         {"role": "system", "content": _system_prompt(intro, max_rounds, worked_example, draft_first and bool(schema_sql))},
         {"role": "user", "content": _question_block(question, evidence, schema_sql)},
