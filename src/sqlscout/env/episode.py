@@ -46,6 +46,7 @@ from sqlscout.env.prompts import (
     REPAIR_SUBMIT_HINT,
     RERUN_TAKEN,
     REPEATED_FAILURE,
+    FRESH_LATE,
     FRESH_SCHEMA,
     FRESH_START,
     SUBMIT_AFTER_REPEAT,
@@ -129,6 +130,7 @@ class Episode(EpisodeBase):
         self._redirected = False  # query_hints: a repeat of failed calls was sent to look, once
         self._afresh = False  # fresh_start: this reply's loop starts the exploration again
         self._repair_ran = False  # query_hints: this reply's hint showed a correction that ran
+        self._shown: frozenset[str] = frozenset()  # fresh_start: the tables a late start shows
         if self.tokens_used + self.config.final_turn_reserve > self.config.token_budget:
             self._finish(None, AnswerSource.NONE, StopReason.BUDGET_EXHAUSTED)
 
@@ -161,6 +163,8 @@ class Episode(EpisodeBase):
             return None
         if self._afresh:
             return self._start_afresh(record, observation)
+        if self._starts_late():
+            return self._start_afresh(record, f"{observation}\n\n{FRESH_LATE}")
         return self._reply(record, observation, completion)
 
     # -- internals ---------------------------------------------------------------
@@ -335,16 +339,34 @@ class Episode(EpisodeBase):
         rounds_left = self.config.max_rounds - self._tool_rounds
         return self.config.fresh_start and not self._tested and self.starts == 1 and rounds_left > 0
 
+    def _starts_late(self) -> bool:
+        """``fresh_start``, schema withheld: an exploration with two rounds left, no query
+        that ran and tables described starts again, once, from a prompt that shows them
+        (:meth:`_show_read`), its first reply a query. The 0.5B preset's unsubmitted
+        episodes had no query that ran; in some the model never looped, so the fresh start
+        at a loop never came, and it spent its last rounds on looks at other tables."""
+        if self.config.schema is not SchemaMode.WITHHELD or not self._starts_afresh():
+            return False
+        if self.config.max_rounds - self._tool_rounds != 2:
+            return False
+        read = self._tables_read()
+        if not read or not self._show_read(read):
+            return False
+        self._shown = read
+        return True
+
     def _start_afresh(self, record: RoundRecord, observation: str) -> str:
         """The transcript back to its prompt, and every loop rule with it: the rounds stay in
         the trace (this one says so) and count against ``max_rounds``; the replies the
         model would copy are gone from what it reads."""
         self._afresh = False
-        read = self._tables_read()
+        read = self._shown or self._tables_read()
+        shown = bool(self._shown) or bool(read and self._show_read(read))
+        self._shown = frozenset()
         self.starts += 1
         self._start_round = len(self.rounds)
         del self.segments[1:]
-        if read and self._show_read(read):
+        if shown:
             observation += f"\n{FRESH_SCHEMA} {', '.join(sorted(read))}."
         self.tokens_used = self.segments[0].n_tokens
         self.failed_streak = 0
@@ -360,7 +382,10 @@ class Episode(EpisodeBase):
 
     def _tables_read(self) -> frozenset[str]:
         """Schema withheld: the tables described without error since the last start, by
-        their schema names, with the tables on the foreign-key paths between them."""
+        their schema names, with the tables on the foreign-key paths between them and,
+        while they are at most :data:`_SHOWN_TABLES` in all, the tables one foreign key
+        away (the 0.5B often described a table next to the one its question needs:
+        ``hiring`` for the shops' products, ``countrylanguage`` for the countries' areas)."""
         if self.config.schema is not SchemaMode.WITHHELD:
             return frozenset()
         schema = self.db.schema
@@ -370,7 +395,9 @@ class Episode(EpisodeBase):
             for c in r.calls
             if c.tool == "describe_table" and c.ok
         )
-        return schema.joining(described)
+        joined = schema.joining(described)
+        near = joined | schema.neighbours(described)
+        return near if len(near) <= _SHOWN_TABLES else joined
 
     def _show_read(self, read: frozenset[str]) -> bool:
         """``fresh_start``, schema withheld: the prompt begun again shows ``read`` as its
@@ -532,6 +559,7 @@ class Episode(EpisodeBase):
         return None
 
 
+_SHOWN_TABLES = 12  # fresh_start: the most tables a new prompt shows with their neighbours
 _SHOWN_ARGUMENT = 1000  # characters of an argument a result's header repeats
 
 

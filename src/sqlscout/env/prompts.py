@@ -87,8 +87,9 @@ Reply 5:
 _WITHHELD_INTRO = "You do not see the schema: explore the database with the tools below."
 # fresh_start, schema withheld: the exploration begun again with what the model had read.
 _READ_INTRO = (
-    "The tables you described so far are given with the question, with any table that joins them, "
-    "and the names of the others; use the tools to look at other tables, check values and test queries."
+    "The tables you described so far are given with the question, with the tables that join them or "
+    "that they join to, and the names of the others; use the tools to look at other tables, check "
+    "values and test queries."
 )
 _FULL_INTRO = "The schema is given with the question, so you may skip steps 1 and 2; use the tools to check values and test queries."
 # With ``draft_first``: the first reply is the query, as single-shot writes it.
@@ -184,7 +185,7 @@ def prompt_version(
     suffix = ("+example" if worked_example else "") + (f"+values{example_values}" if example_values else "")
     suffix += ("+repeat" if end_on_repeat else "") + ("+hint" if submit_hint else "")
     suffix += ("+fix13" if query_hints else "") + ("+draft" if draft_first else "")
-    suffix += ("+restate" if restate_question else "") + ("+fresh2" if fresh_start else "")
+    suffix += ("+restate" if restate_question else "") + ("+fresh3" if fresh_start else "")
     return PROMPT_VERSION + suffix
 
 
@@ -247,8 +248,17 @@ FRESH_START = (
     "Not run: you made these calls before, and no query has run without error. The exploration "
     "starts again from the question, for the rounds left."
 )
+# With the schema withheld and two rounds left with nothing that ran: the trace's note on
+# the fresh start that comes without a loop (the model never reads this).
+FRESH_LATE = (
+    "No query has run without error, with two tool turns left. The exploration starts again from the "
+    "question, for the rounds left."
+)
 # With the schema withheld, what the new prompt shows (after FRESH_START, in the trace).
-FRESH_SCHEMA = "Its prompt shows as the schema the tables described before and those that join them:"
+FRESH_SCHEMA = (
+    "Its prompt shows as the schema the tables described before, those that join them and those one "
+    "foreign key away:"
+)
 # ``query_hints``: after a hint whose corrected query compiles, that query's own result.
 REPAIR_RAN = "The corrected query ran:"
 # With ``submit_hint``: the line after the results of a reply whose hint's correction ran.

@@ -160,6 +160,13 @@ class Schema:
                     joined |= {fk.from_table, fk.to_table}
         return frozenset(joined)
 
+    def neighbours(self, names: frozenset[str]) -> frozenset[str]:
+        """The tables one foreign key away from ``names`` (exact table names), either way
+        (those they reference and those that reference them), ``names`` left out."""
+        near = {fk.to_table for fk in self.foreign_keys if fk.from_table in names}
+        near |= {fk.from_table for fk in self.foreign_keys if fk.to_table in names}
+        return frozenset(near - names)
+
 
 def _unknown(kind: str, name: str, known: list[str], where: str = "") -> str:
     import difflib  # only for a name that is not there
