@@ -312,9 +312,9 @@ def test_with_the_schema_withheld_a_loop_starts_again_showing_the_tables_it_read
 def test_with_the_schema_withheld_two_rounds_left_and_nothing_run_start_again_showing_the_tables(
     db: Database, task: Task
 ) -> None:
-    # The 0.5B preset, schema withheld (60 Spider dev questions drawn with seed 1): in 3 of
-    # the 9 episodes with no query that ran it never looped, so the fresh start never came;
-    # and it had described a table next to the one its question needed.
+    # The 0.5B preset, schema withheld (60 Spider dev questions drawn with seed 1): of the 8
+    # episodes with no query that ran, 3 had described a table next to the one the question
+    # needed, and in one of them the model never looped, so the fresh start never came.
     config = EpisodeConfig(end_on_repeat=True, fresh_start=True, query_hints=True, constrain=True, guided_start=True)
     ep = Episode(task, db, config)
     ep.step(call("list_tables"))

@@ -86,7 +86,10 @@ class EpisodeConfig:
             the prompt alone, for the rounds left: the replies the model would copy are
             gone from what it reads, and its next reply is sampled afresh. Every round
             stays in the trace and counts against ``max_rounds``; the token budget holds
-            for the transcript the model reads. Off in training (a rollout's tokens are
+            for the transcript the model reads. With the schema withheld, it starts again
+            at the first such loop, or when two rounds are left, nothing ran and a table
+            was described, from a prompt showing the tables described, those that join
+            them and those one foreign key away. Off in training (a rollout's tokens are
             one transcript).
         draft_first: with the schema shown, the first reply is the query itself in a
             ```sql block, as single-shot writes it (under ``constrain``, the final-turn
