@@ -72,7 +72,7 @@ def eval_command(
     focus_after_rows: Optional[bool] = typer.Option(None, "--focus-after-rows/--no-focus-after-rows", help="Under --constrain, after a query returned rows the next reply may only run a query or submit (default: the model's)."),
     query_after_survey: Optional[bool] = typer.Option(None, "--query-after-survey/--no-query-after-survey", help="Under --constrain with --schema withheld, once a table was described the next reply tests a query (default: the model's)."),
     restate_question: Optional[bool] = typer.Option(None, "--restate-question/--no-restate-question", help="With --schema withheld, each tool result ends with the question again (default: the model's)."),
-    fresh_start: Optional[bool] = typer.Option(None, "--fresh-start/--no-fresh-start", help="A loop with no query that ran starts the exploration again from the prompt, once, for the rounds left (default: the model's)."),
+    fresh_start: Optional[bool] = typer.Option(None, "--fresh-start/--no-fresh-start", help="A loop with no query that ran starts the exploration again from the prompt, once, for the rounds left; with the schema withheld also two rounds before the end, the prompt showing the tables read (default: the model's)."),
     guided_start: Optional[bool] = typer.Option(None, "--guided-start/--no-guided-start", help="Under --constrain, the first reply calls list_tables (schema withheld) or run_query (full) (default: the model's)."),
     db_root: Optional[Path] = typer.Option(None, help="Where the databases are, if not in the benchmark's layout (JSONL records naming a db_id)."),
     missing_db: str = typer.Option("error", help="Questions whose database file is absent: error, skip."),
