@@ -130,7 +130,6 @@ class Episode(EpisodeBase):
         self._redirected = False  # query_hints: a repeat of failed calls was sent to look, once
         self._afresh = False  # fresh_start: this reply's loop starts the exploration again
         self._repair_ran = False  # query_hints: this reply's hint showed a correction that ran
-        self._shown: frozenset[str] = frozenset()  # fresh_start: the tables a late start shows
         if self.tokens_used + self.config.final_turn_reserve > self.config.token_budget:
             self._finish(None, AnswerSource.NONE, StopReason.BUDGET_EXHAUSTED)
 
@@ -163,8 +162,8 @@ class Episode(EpisodeBase):
             return None
         if self._afresh:
             return self._start_afresh(record, observation)
-        if self._starts_late():
-            return self._start_afresh(record, f"{observation}\n\n{FRESH_LATE}")
+        if (shown := self._late_start()) is not None:
+            return self._start_afresh(record, f"{observation}\n\n{FRESH_LATE}", shown)
         return self._reply(record, observation, completion)
 
     # -- internals ---------------------------------------------------------------
@@ -339,35 +338,34 @@ class Episode(EpisodeBase):
         rounds_left = self.config.max_rounds - self._tool_rounds
         return self.config.fresh_start and not self._tested and self.starts == 1 and rounds_left > 0
 
-    def _starts_late(self) -> bool:
+    def _late_start(self) -> frozenset[str] | None:
         """``fresh_start``, schema withheld: an exploration with two rounds left, no query
         that ran and tables described starts again, once, from a prompt that shows them
-        (:meth:`_show_read`), its first reply a query. The 0.5B preset's unsubmitted
+        (:meth:`_show_read`, which puts that prompt in place), its first reply a query; the
+        tables shown, or None when it does not start again. The 0.5B preset's unsubmitted
         episodes had no query that ran; in some the model never looped, so the fresh start
         at a loop never came, and it spent its last rounds on looks at other tables."""
         if self.config.schema is not SchemaMode.WITHHELD or not self._starts_afresh():
-            return False
+            return None
         if self.config.max_rounds - self._tool_rounds != 2:
-            return False
+            return None
         read = self._tables_read()
-        if not read or not self._show_read(read):
-            return False
-        self._shown = read
-        return True
+        return read if read and self._show_read(read) else None
 
-    def _start_afresh(self, record: RoundRecord, observation: str) -> str:
+    def _start_afresh(self, record: RoundRecord, observation: str, shown: frozenset[str] | None = None) -> str:
         """The transcript back to its prompt, and every loop rule with it: the rounds stay in
         the trace (this one says so) and count against ``max_rounds``; the replies the
-        model would copy are gone from what it reads."""
+        model would copy are gone from what it reads. ``shown``: the tables a prompt already
+        put in place shows; else the tables read are shown where they fit."""
         self._afresh = False
-        read = self._shown or self._tables_read()
-        shown = bool(self._shown) or bool(read and self._show_read(read))
-        self._shown = frozenset()
+        if shown is None:
+            read = self._tables_read()
+            shown = read if read and self._show_read(read) else frozenset()
         self.starts += 1
         self._start_round = len(self.rounds)
         del self.segments[1:]
         if shown:
-            observation += f"\n{FRESH_SCHEMA} {', '.join(sorted(read))}."
+            observation += f"\n{FRESH_SCHEMA} {', '.join(sorted(shown))}."
         self.tokens_used = self.segments[0].n_tokens
         self.failed_streak = 0
         self._made.clear()
