@@ -349,8 +349,7 @@ class Episode(EpisodeBase):
             return None
         if self.config.max_rounds - self._tool_rounds != 2:
             return None
-        read = self._tables_read()
-        return read if read and self._show_read(read) else None
+        return self._show_read() or None
 
     def _start_afresh(self, record: RoundRecord, observation: str, shown: frozenset[str] | None = None) -> str:
         """The transcript back to its prompt, and every loop rule with it: the rounds stay in
@@ -359,8 +358,7 @@ class Episode(EpisodeBase):
         put in place shows; else the tables read are shown where they fit."""
         self._afresh = False
         if shown is None:
-            read = self._tables_read()
-            shown = read if read and self._show_read(read) else frozenset()
+            shown = self._show_read()
         self.starts += 1
         self._start_round = len(self.rounds)
         del self.segments[1:]
@@ -397,12 +395,16 @@ class Episode(EpisodeBase):
         near = joined | schema.neighbours(described)
         return near if len(near) <= _SHOWN_TABLES else joined
 
-    def _show_read(self, read: frozenset[str]) -> bool:
-        """``fresh_start``, schema withheld: the prompt begun again shows ``read`` as its
-        schema, as the schema-given prompt would, and names the other tables (the small
-        models write far better queries from a prompt's schema than from their own
-        exploration: 55 % against 40 % for the 0.5B on Spider); False, and the prompt as
-        it was, when it would not leave room for the final turn."""
+    def _show_read(self) -> frozenset[str]:
+        """``fresh_start``, schema withheld: the prompt begun again shows the tables read
+        (:meth:`_tables_read`) as its schema, as the schema-given prompt would, and names
+        the other tables (the small models write far better queries from a prompt's schema
+        than from their own exploration: 55 % against 40 % for the 0.5B on Spider); the
+        tables shown, or none, and the prompt as it was, when nothing was read or it would
+        not leave room for the final turn."""
+        read = self._tables_read()
+        if not read:
+            return frozenset()
         unread = tuple(n for n in self.db.schema.table_names if n not in read)
         messages = initial_messages(
             self.task.question,
@@ -415,10 +417,10 @@ class Episode(EpisodeBase):
         prompt = self.chat.render(messages)
         n = self.counter.count(prompt)
         if n + self.config.final_turn_reserve > self.config.token_budget:
-            return False
+            return frozenset()
         self.segments[0] = Segment(SegmentKind.PROMPT, prompt, n)
         self._schema_shown = True
-        return True
+        return read
 
     def _only_repeats(self, calls: list[ToolCall]) -> bool:
         """Whether every one of ``calls`` was made in an earlier reply (a submission never
