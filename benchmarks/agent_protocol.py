@@ -21,6 +21,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from sqlscout.assist import Profile
 from sqlscout.backends.base import SamplingParams
 from sqlscout.backends.openai_compat import OpenAIBackend, OpenAIConfig
 from sqlscout.data import load_tasks
@@ -31,19 +32,20 @@ from sqlscout.evaluation.run import select_tasks
 from sqlscout.runner import RunMode, Runner, RunnerConfig
 from sqlscout.scoring.verdict import score_sql
 
-# The 0.5B preset's limits (models/presets.py) without its constraint: each setting adds its own.
+# The 0.5B preset's limits (models/presets.py) without its help: each setting names its own.
 BASE = EpisodeConfig(max_rounds=6, token_budget=12_288, max_turn_tokens=768)
-SETTINGS: dict[str, tuple[RunMode, EpisodeConfig]] = {
-    "free": (RunMode.AGENT, BASE),
-    "constrained": (RunMode.AGENT, replace(BASE, constrain=True)),
-    "constrained+defer": (RunMode.AGENT, replace(BASE, constrain=True, defer_mixed_submit=True)),
-    "free+defer": (RunMode.AGENT, replace(BASE, defer_mixed_submit=True)),
-    "constrained+example": (RunMode.AGENT, replace(BASE, constrain=True, worked_example=True)),
-    "free+example": (RunMode.AGENT, replace(BASE, worked_example=True)),
-    "full+constrained": (RunMode.AGENT, replace(BASE, schema=SchemaMode.FULL, constrain=True)),
-    "full+constrained+values": (RunMode.AGENT, replace(BASE, schema=SchemaMode.FULL, constrain=True, example_values=3)),
-    "single-shot": (RunMode.SINGLE_SHOT, BASE),
-    "single-shot+values": (RunMode.SINGLE_SHOT, replace(BASE, example_values=3)),
+FULL = replace(BASE, schema=SchemaMode.FULL)
+SETTINGS: dict[str, tuple[RunMode, EpisodeConfig, dict]] = {
+    "free": (RunMode.AGENT, BASE, {}),
+    "constrained": (RunMode.AGENT, BASE, {"constrain": True}),
+    "constrained+defer": (RunMode.AGENT, BASE, {"constrain": True, "defer_mixed_submit": True}),
+    "free+defer": (RunMode.AGENT, BASE, {"defer_mixed_submit": True}),
+    "constrained+example": (RunMode.AGENT, BASE, {"constrain": True, "worked_example": True}),
+    "free+example": (RunMode.AGENT, BASE, {"worked_example": True}),
+    "full+constrained": (RunMode.AGENT, FULL, {"constrain": True}),
+    "full+constrained+values": (RunMode.AGENT, FULL, {"constrain": True, "example_values": True}),
+    "single-shot": (RunMode.SINGLE_SHOT, BASE, {}),
+    "single-shot+values": (RunMode.SINGLE_SHOT, BASE, {"example_values": True}),
 }
 
 
@@ -62,10 +64,11 @@ def main() -> None:
     backend = OpenAIBackend(OpenAIConfig(args.url, timeout_s=7200, concurrency=1))
     sampling = SamplingParams()  # the 0.5B preset's: 0.6 / 0.95 / 20
     for name in args.settings.split(","):
-        mode, episode = SETTINGS[name]
+        mode, episode, rules = SETTINGS[name]
         if args.max_rounds:
             episode = replace(episode, max_rounds=args.max_rounds)
-        config = RunnerConfig(episode=episode, sampling=sampling, max_batch=1, seed=args.seed, mode=mode)
+        assist = Profile.build(name, rules)
+        config = RunnerConfig(episode=episode, assist=assist, sampling=sampling, max_batch=1, seed=args.seed, mode=mode)
         rows = []
         started = time.perf_counter()
         with Runner(backend, config) as runner:

@@ -1,5 +1,5 @@
 """How often a query hint's repair returns the gold rows, on Spider dev's gold queries
-made to fail the way the small models' queries fail (``query_hints``, sqlscout.env.hints).
+made to fail the way the small models' queries fail (``query_hints``, sqlscout.assist.hints).
 
 Each gold query is broken by one edit at a time; where the broken query fails, its hint
 is asked for (with the question, as the episode asks), and a repaired query, when the
@@ -33,8 +33,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from sqlscout.env.clause_repairs import key_grouping_note
-from sqlscout.env.hints import chained_repair
+from sqlscout.assist.clause_repairs import key_grouping_note
+from sqlscout.assist.hints import chained_repair
 from sqlscout.env.sandbox import Database
 from sqlscout.env.schema import Schema, Table, quote_identifier
 from sqlscout.env.sqltext import column_of, query_sources

@@ -98,3 +98,22 @@ def test_the_environment_imports_only_itself_and_the_exceptions() -> None:
     env = {m for m in graph if m == "sqlscout.env" or m.startswith("sqlscout.env.")}
     outside = {(m, t) for m in env for t in graph[m] if t not in env}
     assert outside <= {(m, "sqlscout.errors") for m in env}, sorted(outside)
+
+
+def test_the_environment_imports_nothing_of_the_help() -> None:
+    graph = import_graph()
+    env = {m for m in graph if m == "sqlscout.env" or m.startswith("sqlscout.env.")}
+    assert env and not {(m, t) for m in env for t in graph[m] if t.startswith("sqlscout.assist")}
+
+
+def test_no_rule_is_named_in_the_episode_state_machine_or_the_runner() -> None:
+    import re
+
+    from sqlscout.assist import RULES
+
+    files = [PACKAGE / "env" / f for f in ("episode.py", "episode_base.py", "single_shot.py", "config.py", "hooks.py")]
+    files.append(PACKAGE / "runner.py")
+    for path in files:
+        text = path.read_text()
+        named = [name for name in RULES if re.search(rf"\b{name}\b", text)]
+        assert not named, f"{path.name} names the rules {named}"

@@ -9,11 +9,13 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from sqlscout.assist import get_profile
 from sqlscout.backends.scripted import ScriptedBackend
 from sqlscout.cli.main import app
 from sqlscout.cli.trace import fold, split_reasoning
-from sqlscout.demo import DEMO_QUESTIONS, chinook_path, demo_tasks
+from sqlscout.demo import DEMO_QUESTIONS, chinook_path, demo_tasks, describe_choice
 from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.prompts import SchemaMode
 from sqlscout.env.sandbox import Database
 from sqlscout.env.trace import AnswerSource, StopReason
 from sqlscout.runner import Runner, RunnerConfig, Turn
@@ -70,6 +72,45 @@ def test_a_backend_failure_in_ask_is_one_line(chinook_path: Path, monkeypatch: p
     assert result.output.splitlines()[-1] == "error: scripted backend failed: RuntimeError: scripted backend failure"
 
 
+def test_ask_takes_its_help_and_settings_from_the_command_line(chinook_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The per-rule and per-setting flags are gone: --assist names a profile, --assist-set
+    # changes one rule, --set one episode or sampling setting.
+    import sqlscout.cli.ask as ask_cli
+
+    seen: list = []
+
+    def script(turn):  # noqa: ANN001, ANN202
+        seen.append(turn)
+        return "```sql\nSELECT COUNT(*) FROM Album\n```" if turn.final else json.dumps({"tool": "list_tables", "args": {}})
+
+    monkeypatch.setattr(ask_cli, "load_model", lambda *args, **kwargs: ScriptedBackend(script))
+    server = ["ask", str(chinook_path), "How many albums are there?", "--model", "http://127.0.0.1:9/v1"]  # no preset: no help
+    result = runner.invoke(app, [*server, "--assist", "constrained", "--set", "max_rounds=1", "--set", "temperature=0"])
+    assert result.exit_code == 0 and "347" in result.output, result.output
+    assert [(t.final, t.constraint.kind.value if t.constraint else None) for t in seen] == [(False, "calls"), (True, "final_sql")]
+    assert seen[0].params.temperature == 0 and seen[0].constraint.reasoning_lines == 0
+    seen.clear()
+    result = runner.invoke(app, [*server, "--assist", "constrained", "--assist-set", "constrain=off", "--set", "max_rounds=1"])
+    assert result.exit_code == 0 and [t.constraint for t in seen] == [None, None], result.output
+    seen.clear()
+    result = runner.invoke(app, [*server, "--assist-set", "constrain.reasoning_lines=2", "--set", "max_rounds=1"])
+    assert result.exit_code == 0 and seen[0].constraint.reasoning_lines == 2, result.output
+
+
+@pytest.mark.parametrize(
+    "args, message",
+    [
+        (["--assist", "nope"], "unknown assist profile 'nope'"),
+        (["--assist-set", "guided_start=on"], "rule guided_start needs constrain"),
+        (["--assist-set", "nope=on"], "unknown assist rule 'nope'"),
+        (["--set", "max_rounds=0"], "max_rounds must be >= 1, got 0"),
+        (["--set", "rounds=3"], "--set takes KEY=VALUE"),
+    ],
+)
+def test_bad_help_or_settings_in_ask_are_one_line(chinook_path: Path, args: list[str], message: str) -> None:
+    _one_line_error(runner.invoke(app, ["ask", str(chinook_path), "q?", "--model", "http://127.0.0.1:9/v1", *args]), message)
+
+
 def test_trace_helpers() -> None:
     assert split_reasoning('Let me look.\n{"tool": "list_tables", "args": {}}') == "Let me look."
     assert "folded" in fold("\n".join(map(str, range(20))))
@@ -101,8 +142,8 @@ def test_missing_database_is_one_line(tmp_path: Path) -> None:
 def test_ask_with_the_embedded_model(qwen05_gguf: Path, chinook_path: Path) -> None:
     result = runner.invoke(
         app,
-        ["ask", str(chinook_path), "How many albums are there?", "--max-rounds", "2", "--max-turn-tokens", "64",
-         "--threads", "1", "--temperature", "0", "--cache-dir", str(qwen05_gguf.parent.parent)],
+        ["ask", str(chinook_path), "How many albums are there?", "--set", "max_rounds=2", "--set", "max_turn_tokens=64",
+         "--threads", "1", "--set", "temperature=0", "--cache-dir", str(qwen05_gguf.parent.parent)],
     )  # fmt: skip
     assert "Traceback" not in result.output and result.exit_code in (0, 1), result.output
     assert "round 1" in result.output and "answer" in result.output and "stop:" in result.output
@@ -115,11 +156,24 @@ def test_demo_json_with_the_embedded_model(qwen05_gguf: Path) -> None:
     summary = json.loads(result.output)
     assert summary["total"] == 1 and summary["correct"] in (0, 1)
     assert summary["model"] == "qwen2.5-coder-0.5b" and summary["backend"] == "llama-cpp"
-    assert summary["choice"].startswith("configuration: qwen2.5-coder-0.5b, agent, schema full, constrained replies")
+    assert summary["choice"].startswith("configuration: qwen2.5-coder-0.5b, agent, schema full, help: guided-example (")
     assert "why:" in summary["choice"] and "Spider dev" in summary["choice"] and "\n" not in summary["choice"]
-    assert summary["config"]["episode"]["schema"] == "full" and summary["config"]["episode"]["submit_tested"]
+    assert summary["config"]["episode"]["schema"] == "full" and "submit_tested" in summary["config"]["assist"]["rules"]
+    assert summary["config"]["assist"] == get_profile("guided-example").to_dict()  # the preset's profile
     (item,) = summary["questions"]
     assert item["question"] == DEMO_QUESTIONS[0][0] and item["correct"] == (summary["correct"] == 1)
+
+
+def test_the_demos_choice_names_its_help_in_one_line() -> None:
+    plain = describe_choice("my.gguf", EpisodeConfig(schema=SchemaMode.FULL))
+    assert plain == "configuration: my.gguf, agent, schema full, plain protocol (no help), 1 sample"
+    assert describe_choice("my.gguf", EpisodeConfig(), get_profile("none"), samples=3) == (
+        "configuration: my.gguf, agent, schema withheld, plain protocol (no help), 3 samples"
+    )
+    guided = get_profile("guided")
+    line = describe_choice("my.gguf", EpisodeConfig(schema=SchemaMode.FULL), guided)
+    assert line == f"configuration: my.gguf, agent, schema full, help: guided ({', '.join(guided.rules)}), 1 sample"
+    assert "constrain, guided_start" in line and "why:" not in line and "\n" not in line
 
 
 @pytest.mark.parametrize("flag", [["--json"], []])

@@ -20,22 +20,11 @@ from sqlscout.evaluation import RunDir
 from sqlscout.evaluation.metrics import latest_records
 
 
-@pytest.fixture(scope="module")
-def tiny_model(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    from tiny_models import tiny_qwen3
-
-    model, tokenizer = tiny_qwen3(seed=0)
-    where = tmp_path_factory.mktemp("tiny-qwen3")
-    model.save_pretrained(where)
-    tokenizer.save_pretrained(where)
-    return where
-
-
 def eval_args(model: Path, out: Path, *extra: str) -> list[str]:
     return [
         "eval", "--benchmark", "spider", "--data", str(SPIDER), "--missing-db", "skip",
         "--model", str(model), "--backend", "hf", "--limit", "3", "--select", "random", "--seed", "3",
-        "--samples", "2", "--max-rounds", "1", "--max-turn-tokens", "12", "--max-batch", "1",
+        "--samples", "2", "--set", "max_rounds=1", "--set", "max_turn_tokens=12", "--max-batch", "1",
         "--cache-dir", str(out.parent / "cache"), "--out", str(out), *extra,
     ]
 
@@ -57,9 +46,9 @@ def outcome_of(out: Path) -> list[tuple]:
 
 
 @pytest.mark.slow  # three processes that each import torch and load a model
-def test_killed_run_resumes_to_the_uninterrupted_result(tiny_model: Path, tmp_path: Path) -> None:
-    whole = launch(eval_args(tiny_model, tmp_path / "whole"))
-    broken = launch(eval_args(tiny_model, tmp_path / "broken"))
+def test_killed_run_resumes_to_the_uninterrupted_result(tiny_model_dir: Path, tmp_path: Path) -> None:
+    whole = launch(eval_args(tiny_model_dir, tmp_path / "whole"))
+    broken = launch(eval_args(tiny_model_dir, tmp_path / "broken"))
     episodes = tmp_path / "broken" / "episodes.jsonl"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and broken.poll() is None:
@@ -76,7 +65,7 @@ def test_killed_run_resumes_to_the_uninterrupted_result(tiny_model: Path, tmp_pa
     assert whole.returncode == 0, output
     assert "accuracy" in output and "report: sqlscout report" in output
 
-    resumed = CliRunner().invoke(app, eval_args(tiny_model, tmp_path / "broken", "--resume"))
+    resumed = CliRunner().invoke(app, eval_args(tiny_model_dir, tmp_path / "broken", "--resume"))
     assert resumed.exit_code == 0, resumed.output
     assert outcome_of(tmp_path / "broken") == outcome_of(tmp_path / "whole")
     assert len(RunDir(tmp_path / "broken").read_records()) == 6  # nothing lost, nothing repeated
@@ -86,7 +75,7 @@ def test_killed_run_resumes_to_the_uninterrupted_result(tiny_model: Path, tmp_pa
     assert config["settings"]["episode"]["max_rounds"] == 1 and config["settings"]["select"] == "random"
 
 
-def test_bad_invocations_get_one_line_errors(tiny_model: Path, tmp_path: Path) -> None:
+def test_bad_invocations_get_one_line_errors(tiny_model_dir: Path, tmp_path: Path) -> None:
     cli = CliRunner()
     cases = [
         (["--benchmark", "nope"], "unknown benchmark 'nope'"),
@@ -95,25 +84,31 @@ def test_bad_invocations_get_one_line_errors(tiny_model: Path, tmp_path: Path) -
         (["--difficulty", "impossible"], "has no difficulty"),
         (["--select-by", "vote"], "give --samples 2 or more"),
         (["--select-by", "best"], "select_by must be 'none' or 'vote'"),
+        (["--assist", "nope"], "unknown assist profile 'nope'"),
+        (["--assist", "none", "--assist-set", "submit_tested=on"], "rule submit_tested needs constrain"),
+        (["--set", "max_rounds=0"], "max_rounds must be >= 1, got 0"),
+        (["--max-rounds", "1"], "No such option: --max-rounds"),  # the per-setting flags are gone
     ]
     for extra, message in cases:
-        base = ["eval", "--benchmark", "spider", "--data", str(SPIDER), "--missing-db", "skip", "--model", str(tiny_model),
+        base = ["eval", "--benchmark", "spider", "--data", str(SPIDER), "--missing-db", "skip", "--model", str(tiny_model_dir),
                 "--backend", "hf", "--cache-dir", str(tmp_path / "cache"), "--out", str(tmp_path / "x")]
         result = cli.invoke(app, base + extra)
         assert result.exit_code == 2 and message in result.output, (extra, result.output)
-    first = cli.invoke(app, eval_args(tiny_model, tmp_path / "run", "--samples", "1", "--limit", "1"))
+    first = cli.invoke(app, eval_args(tiny_model_dir, tmp_path / "run", "--samples", "1", "--limit", "1"))
     assert first.exit_code == 0, first.output
-    again = cli.invoke(app, eval_args(tiny_model, tmp_path / "run", "--samples", "1", "--limit", "1"))
+    again = cli.invoke(app, eval_args(tiny_model_dir, tmp_path / "run", "--samples", "1", "--limit", "1"))
     assert again.exit_code == 2 and "pass --resume" in again.output
-    other = cli.invoke(app, eval_args(tiny_model, tmp_path / "run", "--samples", "1", "--limit", "1", "--seed", "4", "--resume"))
+    other = cli.invoke(app, eval_args(tiny_model_dir, tmp_path / "run", "--samples", "1", "--limit", "1", "--seed", "4", "--resume"))
     assert other.exit_code == 2 and "seed: stored 3, now 4" in other.output
+    helped = cli.invoke(app, eval_args(tiny_model_dir, tmp_path / "run", "--samples", "1", "--limit", "1", "--assist", "constrained", "--resume"))
+    assert helped.exit_code == 2 and "assist.name: stored 'none', now 'constrained'" in helped.output, helped.output
 
 
-def test_select_by_vote_writes_each_questions_voted_answer(tiny_model: Path, tmp_path: Path) -> None:
+def test_select_by_vote_writes_each_questions_voted_answer(tiny_model_dir: Path, tmp_path: Path) -> None:
     from sqlscout.evaluation.metrics import majority_vote
 
     out = tmp_path / "voted"
-    run = CliRunner().invoke(app, eval_args(tiny_model, out, "--samples", "3", "--select-by", "vote"))
+    run = CliRunner().invoke(app, eval_args(tiny_model_dir, out, "--samples", "3", "--select-by", "vote"))
     assert run.exit_code == 0, run.output
     assert "answers (vote of 3)" in run.output
     answers = [json.loads(line) for line in (out / "answers.jsonl").read_text().splitlines()]
@@ -126,11 +121,11 @@ def test_select_by_vote_writes_each_questions_voted_answer(tiny_model: Path, tmp
     assert json.loads((out / "config.json").read_text())["settings"]["select_by"] == "vote"
 
 
-def test_jsonl_questions_naming_a_db_id_need_and_use_db_root(tiny_model: Path, tmp_path: Path) -> None:
+def test_jsonl_questions_naming_a_db_id_need_and_use_db_root(tiny_model_dir: Path, tmp_path: Path) -> None:
     questions = tmp_path / "questions.jsonl"
     questions.write_text(json.dumps({"question": "How many singers?", "sql": "SELECT count(*) FROM singer", "db_id": "concert_singer"}) + "\n")
-    base = ["eval", "--benchmark", "jsonl", "--data", str(questions), "--model", str(tiny_model), "--backend", "hf",
-            "--max-rounds", "1", "--max-turn-tokens", "8", "--cache-dir", str(tmp_path / "cache")]
+    base = ["eval", "--benchmark", "jsonl", "--data", str(questions), "--model", str(tiny_model_dir), "--backend", "hf",
+            "--set", "max_rounds=1", "--set", "max_turn_tokens=8", "--cache-dir", str(tmp_path / "cache")]
     cli = CliRunner()
     missing = cli.invoke(app, base + ["--out", str(tmp_path / "a")])
     assert missing.exit_code == 2 and "--db-root" in missing.output, missing.output

@@ -95,6 +95,32 @@ def test_play_with_piped_turns_scores_the_answer() -> None:
     assert "outcome: equivalent   official: True   strict: True   spider: True   reward: 3.000" in out
 
 
+def test_play_under_a_profile_of_help_shows_what_a_model_under_it_sees() -> None:
+    # --assist draft: the first turn is single-shot's; a draft that fails begins the agent
+    # again from its own prompt, which shows the draft and its error; play shows it anew.
+    turns = "```sql\nSELECT COUNT(*) FROM Genres\n```\n\n" \
+            '{"tool": "run_query", "args": {"sql": "SELECT COUNT(*) FROM Genre"}}\n\n' \
+            '{"tool": "submit_sql", "args": {"sql": "SELECT COUNT(*) FROM Genre"}}\n\n'
+    result = invoke("play", CHINOOK, "How many genres?", "--schema", "full", "--assist", "draft",
+                    "--gold", "SELECT count(GenreId) FROM Genre", input=turns)
+    assert result.exit_code == 0, result.output
+    out = result.stdout
+    single, agent = out.split("The draft did not answer", 1)
+    assert "Reply with the query in a ```sql code block" in single and "These eight tools" not in single
+    assert "These eight tools" in agent and "A first query, written from the schema alone, was run:" in agent
+    assert "Error: SQL error: no such table: Genres" in agent
+    assert "Result 1 of run_query(sql='SELECT COUNT(*) FROM Genre'):\nCOUNT(*)\n25" in agent
+    assert "If the query you ran answers the question exactly, submit that same query now" in agent  # submit_hint
+    assert "stop reason: submitted   answer from: submit_sql" in out
+    assert "outcome: equivalent   official: True   strict: True   spider: True   reward: 3.000" in out
+    # A draft that runs is the answer; and an unknown profile is a one-line error.
+    ran = invoke("play", CHINOOK, "How many genres?", "--schema", "full", "--assist", "draft",
+                 input="```sql\nSELECT COUNT(*) FROM Genre\n```\n\n")
+    assert ran.exit_code == 0 and "stop reason: answered   answer from: draft" in ran.stdout, ran.output
+    unknown = invoke("play", CHINOOK, "How many genres?", "--assist", "nope", input="")
+    assert unknown.exit_code == 2 and unknown.stderr.startswith("error: unknown assist profile 'nope'")
+
+
 def test_play_input_ending_early_is_an_error() -> None:
     result = invoke("play", CHINOOK, "How many genres?", input='{"tool": "list_tables", "args": {}}\n\n')
     assert result.exit_code == 2

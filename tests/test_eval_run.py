@@ -7,12 +7,14 @@ from pathlib import Path
 
 import pytest
 
+from assist_helpers import profile
 from conftest import SPIDER, spider_db
 from sqlscout.backends.scripted import ScriptTurn
 from sqlscout.errors import ConfigError, DataError
 from sqlscout.evaluation import EvalConfig, EpisodeSource, Job, RunDir, compute_metrics, run_eval, scripted_source
 from sqlscout.scoring import tables_used
 from sqlscout.env.config import EpisodeConfig
+from sqlscout.env.prompts import PROMPT_VERSION
 from sqlscout.env.task import Task
 
 
@@ -71,7 +73,8 @@ def test_every_episode_is_streamed_scored_and_counted(tmp_path: Path) -> None:
     assert settings["settings"]["model"] == "scripted-explorer"
     assert settings["settings"]["sampling"]["temperature"] == 0.6
     assert settings["settings"]["episode"]["max_rounds"] == 6
-    assert settings["settings"]["prompt_version"]
+    assert settings["settings"]["prompt_version"] == PROMPT_VERSION  # the plain protocol: no help
+    assert settings["settings"]["assist"] == {"name": "none", "rules": {}}
     assert settings["tasks"]["count"] == 6
     assert settings["sessions"][0]["sqlscout_version"]
 
@@ -130,18 +133,25 @@ def test_resume_with_other_settings_is_refused(tmp_path: Path) -> None:
 
 
 def test_a_run_stored_before_an_episode_option_existed_resumes(tmp_path: Path) -> None:
-    # Options are off by default, as the runs before them were: a run stored without the
-    # key resumes; one stored with the option on does not resume with it off.
+    # Options take their defaults, as the runs before them had: a run stored without the
+    # key resumes; one stored with the option set otherwise does not resume with the default.
+    # The help is a profile beside the episode: one stored with a rule on does not resume
+    # without it.
     tasks = spider_tasks(2)
     run_eval(tasks, config(), scripted_source(explorer), tmp_path / "run")
     path = tmp_path / "run" / "config.json"
     stored = json.loads(path.read_text())
-    del stored["settings"]["episode"]["query_after_survey"]
+    del stored["settings"]["episode"]["turn_time_limit_s"]
     path.write_text(json.dumps(stored))
     assert run_eval(tasks, config(), scripted_source(explorer), tmp_path / "run", resume=True).resumed == 4
-    stored["settings"]["episode"]["query_after_survey"] = True
+    stored["settings"]["episode"]["turn_time_limit_s"] = 5.0
     path.write_text(json.dumps(stored))
-    with pytest.raises(ConfigError, match=r"episode.query_after_survey: stored True, now False"):
+    with pytest.raises(ConfigError, match=r"episode.turn_time_limit_s: stored 5.0, now 20.0"):
+        run_eval(tasks, config(), scripted_source(explorer), tmp_path / "run", resume=True)
+    del stored["settings"]["episode"]["turn_time_limit_s"]
+    stored["settings"]["assist"]["rules"]["query_after_survey"] = {}
+    path.write_text(json.dumps(stored))
+    with pytest.raises(ConfigError, match=r"assist.rules.query_after_survey: stored \{\}, now None"):
         run_eval(tasks, config(), scripted_source(explorer), tmp_path / "run", resume=True)
     with pytest.raises(ConfigError, match="already holds a run; pass --resume"):
         run_eval(tasks, config(), scripted_source(explorer), tmp_path / "run")
@@ -151,21 +161,31 @@ def test_a_run_resumed_under_another_hint_version_is_refused(tmp_path: Path) -> 
     # Hints version 10 changed what the model is told without changing any option, and a
     # run stored only the base prompt version ("sqlscout-prompt-2"): resuming a version-9
     # run with version-10 code would have mixed the two in one run, silently. A run now
-    # stores the full version its episodes record.
+    # stores the full version its episodes record: the protocol's, then the profile's,
+    # whose digest covers the rules' parameters and the source of the help they run.
+    from sqlscout.assist.profile import _sources
+    from sqlscout.assist.rule import RULES
+
     tasks = spider_tasks(2)
-    hinted = config(episode=EpisodeConfig(query_hints=True, submit_hint=True))
+    hints = profile(repair_hints=True, submit_hint=True)
+    hinted = config(assist=hints)
     outcome = run_eval(tasks, hinted, scripted_source(explorer, hinted.runner_config()), tmp_path / "run")
     path = tmp_path / "run" / "config.json"
     stored = json.loads(path.read_text())
     recorded = {r.result.prompt_version for r in RunDir(tmp_path / "run").read_records()}
     assert recorded == {stored["settings"]["prompt_version"]} and outcome.written == 4
-    assert stored["settings"]["prompt_version"].endswith("+hint+fix13")
-    stored["settings"]["prompt_version"] = stored["settings"]["prompt_version"].replace("+fix13", "+fix12")
+    assert stored["settings"]["prompt_version"] == f"{PROMPT_VERSION}+assist:{hints.version()}"
+    assert any("def chained_repair(" in source for source in _sources(RULES["repair_hints"]))  # the hints' code
+    digest = hints.version().rsplit("@", 1)[1]
+    stored["settings"]["prompt_version"] = stored["settings"]["prompt_version"].replace(digest, "0" * len(digest))
     path.write_text(json.dumps(stored))
-    with pytest.raises(ConfigError, match=r"prompt_version: stored .*\+fix12', now .*\+fix13"):
+    with pytest.raises(ConfigError, match=rf"prompt_version: stored .*@{'0' * len(digest)}', now .*@{digest}'"):
         run_eval(tasks, hinted, scripted_source(explorer, hinted.runner_config()), tmp_path / "run", resume=True)
-    shot = config(mode="single-shot", episode=EpisodeConfig(schema="full", example_values=2, query_hints=True))
-    assert shot.prompt_version.endswith("+values2") and "+fix" not in shot.prompt_version  # what single-shot records
+    helped = profile(example_values={"count": 2}, repair_hints=True)
+    shot = config(mode="single-shot", episode=EpisodeConfig(schema="full"), assist=helped)
+    values_only = profile(example_values={"count": 2}).version(single_shot=True)
+    assert shot.prompt_version == f"{PROMPT_VERSION}+assist:{values_only}"  # what single-shot records
+    assert values_only.startswith("example_values@") and "repair_hints" not in shot.prompt_version
 
 
 def test_duplicate_question_ids_are_refused(tmp_path: Path) -> None:

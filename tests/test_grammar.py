@@ -379,6 +379,7 @@ def test_a_constrained_episode_of_the_05b_model_on_chinook_ends_in_calls_or_a_qu
     # Issue 11: with constraints on, every exploration reply parses to calls (no prose,
     # no parse errors) and the episode ends in a submitted query or a final-turn query,
     # whatever the model does (whether that query compiles is the model's business).
+    from assist_helpers import profile
     from conftest import CHINOOK
 
     from sqlscout.backends.base import SamplingParams
@@ -389,8 +390,9 @@ def test_a_constrained_episode_of_the_05b_model_on_chinook_ends_in_calls_or_a_qu
     from sqlscout.runner import RunnerConfig, run_all
 
     tasks = [Task("genres", "How many genres are there?", CHINOOK)]
-    episode = EpisodeConfig(max_rounds=2, token_budget=4000, max_turn_tokens=160, constrain=True)
-    config = RunnerConfig(episode=episode, sampling=SamplingParams(temperature=0.6, top_p=0.95, top_k=20), max_batch=1)
+    episode = EpisodeConfig(max_rounds=2, token_budget=4000, max_turn_tokens=160)
+    sampling = SamplingParams(temperature=0.6, top_p=0.95, top_k=20)
+    config = RunnerConfig(episode=episode, assist=profile(constrain=True), sampling=sampling, max_batch=1)
     with OpenAIBackend(OpenAIConfig(llama_server)) as backend:
         rollouts = run_all(backend, tasks, config)
     for rollout in rollouts:

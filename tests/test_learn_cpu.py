@@ -29,7 +29,8 @@ def _script():
 def test_the_config_file_loads_and_trains_lora_on_the_gguf_with_the_full_schema() -> None:
     cfg = load_config(ROOT / "configs" / "learn-cpu-qwen2.5-coder-0.5b.yaml")
     assert cfg.model.name_or_path.endswith("qwen2.5-coder-0.5b-instruct-q4_k_m.gguf") and cfg.model.lora.enabled
-    assert cfg.rollout.episode.schema.value == "full" and not cfg.rollout.episode.constrain
+    assert cfg.rollout.episode.schema.value == "full"
+    assert cfg.rollout.runner_config(0).assist.rules == {}  # the plain protocol: free replies, no help
     assert 2 <= cfg.rollout.episode.max_rounds <= 3 and cfg.curriculum.beta_start < 0 < cfg.curriculum.strength
 
 

@@ -1,5 +1,6 @@
-"""Query hints on a LIMIT the question does not ask for (hints version 10): the query
-runs without it, in its place, on the real Chinook file."""
+"""Repair hints (the ``repair_hints`` rule, once ``query_hints``) on a LIMIT the question
+does not ask for (hints version 10): the query runs without it, in its place, on the real
+Chinook file."""
 
 from __future__ import annotations
 
@@ -9,8 +10,8 @@ from dataclasses import replace
 
 import pytest
 
+from assist_helpers import assisted
 from conftest import CHINOOK
-from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.episode import Episode
 from sqlscout.env.sandbox import Database
 from sqlscout.env.task import Task
@@ -32,26 +33,26 @@ def test_a_limit_the_question_does_not_ask_for_is_dropped_before_the_query_runs(
     listing = Task("q", "List the names of all genres.", CHINOOK, gold_sql="SELECT Name FROM Genre")
     plain = "SELECT Name FROM Genre ORDER BY Name"
     step = json.dumps({"tool": "run_query", "args": {"sql": plain + " LIMIT 5"}})
-    ep = Episode(listing, db, EpisodeConfig(query_hints=True, submit_hint=True))
+    ep = assisted(listing, db, repair_hints=True, submit_hint=True)
     shown = ep.step(step)
     assert shown.startswith("Ran without its LIMIT 5: results show the first 5 rows anyway")
     assert f"Result 1 of run_query(sql={plain!r}):" in shown and "submit that same query" in shown
     assert ep.rounds[0].calls[0].args == {"sql": plain} and ep.last_good_sql == plain
-    held = Episode(listing, db, EpisodeConfig(query_hints=True, constrain=True, submit_tested=True))
+    held = assisted(listing, db, repair_hints=True, constrain=True, submit_tested=True)
     held.step(step)
     grammar = held.request().constraint
     assert grammar is not None and grammar.submittable == (plain,)
     top = Task("q", "What are the 5 longest tracks?", CHINOOK)
-    asked = Episode(top, db, EpisodeConfig(query_hints=True)).step(step)
+    asked = assisted(top, db, repair_hints=True).step(step)
     assert "Ran without" not in asked and "LIMIT 5" in asked  # the question asks for five
     one = json.dumps({"tool": "run_query", "args": {"sql": "SELECT Name FROM Genre LIMIT 1"}})
-    assert "Ran without" not in Episode(listing, db, EpisodeConfig(query_hints=True)).step(one)
+    assert "Ran without" not in assisted(listing, db, repair_hints=True).step(one)
     # Any other limit the question does not ask for (the 1.5B model added LIMIT 10 to look).
     ten = json.dumps({"tool": "run_query", "args": {"sql": "SELECT Name FROM Genre LIMIT 10"}})
-    cut = Episode(listing, db, EpisodeConfig(query_hints=True, constrain=True, submit_tested=True))
+    cut = assisted(listing, db, repair_hints=True, constrain=True, submit_tested=True)
     assert cut.step(ten).startswith("Ran without its LIMIT 10: the question asks for no 10 rows")
     assert cut.request().constraint.submittable == ("SELECT Name FROM Genre",)  # type: ignore[union-attr]
-    # Without query_hints the query runs as sent.
+    # Without repair_hints the query runs as sent.
     assert "Ran without" not in Episode(listing, db).step(step)
 
 
@@ -60,8 +61,8 @@ def test_a_query_sent_again_with_its_dropped_limit_is_a_loop_that_submits(db: Da
     # was until the loop ended (6 of 100 episodes with hints v5). The copy runs without the
     # LIMIT too, so it repeats a call that ran: the loop asks to submit the tested query.
     task = Task("q", "List the titles of the albums of artist 1.", CHINOOK)
-    config = EpisodeConfig(query_hints=True, end_on_repeat=True, constrain=True, guided_start=True, submit_tested=True)
-    ep = Episode(task, db, config)
+    rules = {"repair_hints": True, "end_on_repeat": True, "constrain": True, "guided_start": True, "submit_tested": True}
+    ep = assisted(task, db, **rules)
     limited = "SELECT Title FROM Album WHERE ArtistId = 1 LIMIT 5"
     plain = "SELECT Title FROM Album WHERE ArtistId = 1"
     assert f"Result 1 of run_query(sql={plain!r})" in ep.step(json.dumps({"tool": "run_query", "args": {"sql": limited}}))
@@ -71,7 +72,7 @@ def test_a_query_sent_again_with_its_dropped_limit_is_a_loop_that_submits(db: Da
     assert grammar is not None and grammar.tools == ("submit_sql",) and grammar.submittable == (plain,)
     assert not ep.in_final_turn
     # A LIMIT the question asks for is kept, and a copy of it is a loop as before.
-    asked = Episode(replace(task, question="Which are the first 5 titles of artist 1?"), db, config)
+    asked = assisted(replace(task, question="Which are the first 5 titles of artist 1?"), db, **rules)
     asked.step(json.dumps({"tool": "run_query", "args": {"sql": limited}}))
     asked.step(json.dumps({"tool": "run_query", "args": {"sql": limited}}))
     assert asked.request().constraint.submittable == (limited,)  # type: ignore[union-attr]  # asked to submit it

@@ -19,6 +19,7 @@ import pytest
 
 pytest.importorskip("xllamacpp", reason="the llama-cpp backend's runtime (xllamacpp) is not installed")
 
+from assist_helpers import assisted  # noqa: E402
 from sqlscout.backends.base import GenerationRequest, SamplingParams  # noqa: E402
 from sqlscout.backends.llama_server import LlamaServerBackend, LlamaServerConfig, common_prefix  # noqa: E402
 from sqlscout.env.chat import ChatML  # noqa: E402
@@ -278,8 +279,9 @@ def test_batched_and_lone_episodes_record_where_the_time_went(server_backend: Ll
 
 
 def test_the_default_gguf_backend_decodes_under_the_reply_grammar(server_backend: LlamaServerBackend) -> None:
-    # --constrain is on for the offline presets, which run on this backend: the request's
-    # grammar must reach llama.cpp (it was dropped here while the openai backend sent it).
+    # The constrain rule is on in the offline presets' profiles, which run on this backend:
+    # the request's grammar must reach llama.cpp (it was dropped here while the openai
+    # backend sent it).
     from sqlscout.env.grammar import ReplyGrammar, ThinkMode, TurnKind
 
     prompt = server_backend.chat.render([{"role": "user", "content": "Say hello."}])
@@ -363,8 +365,10 @@ def test_jump_forward_writes_what_the_grammar_forces_and_samples_the_rest(
     from sqlscout.env.parser import parse_turn
 
     with Database(chinook_path) as db:
-        episode = Episode(Task("q", "Which genres are there?", str(chinook_path)), db, EpisodeConfig(constrain=True), chat=server_backend.chat)
-        prompt = episode.request().prompt
+        episode = assisted(Task("q", "Which genres are there?", str(chinook_path)), db, chat=server_backend.chat, constrain=True)
+        request = episode.request()
+        prompt = request.prompt
+    assert request.constraint is not None and request.constraint.kind is TurnKind.CALLS  # what the episode asks for
     grammar = ReplyGrammar(TurnKind.CALLS, ThinkMode.NONE, max_calls=2, reasoning_lines=0, tools=("run_query", "describe_table"))
     params = SamplingParams(temperature=0.0, max_tokens=80, stop=server_backend.chat.stop, logprobs=False)
     config = server_backend.config

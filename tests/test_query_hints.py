@@ -1,23 +1,26 @@
-"""``query_hints``: a failed run_query gets a repair hint read from its own FROM clause
-(issue 11: most failed episodes of the 0.5B preset resubmitted a query with a column
-under the wrong alias until the loop ended). Checked on Chinook; the traces came from
-Spider's car_1."""
+"""The ``repair_hints`` rule (once ``query_hints``): a failed run_query gets a repair hint
+read from its own FROM clause (issue 11: most failed episodes of the 0.5B preset
+resubmitted a query with a column under the wrong alias until the loop ended). Checked on
+Chinook; the traces came from Spider's car_1. Also the ``draft`` rule, which runs
+single-shot's query first and repairs it with the agent only where it fails."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 import pytest
 
+from assist_helpers import assisted, assisted_shot, profile
 from conftest import CHINOOK, spider_db
-from sqlscout.env.clause_repairs import AGGREGATE_HINT, WHERE_HINT
+from sqlscout.assist import get_profile
+from sqlscout.assist.clause_repairs import AGGREGATE_HINT, WHERE_HINT
+from sqlscout.assist.hints import query_hint
+from sqlscout.assist.sqltext import query_sources
+from sqlscout.assist.texts import REPAIR_RAN, REPAIR_RUN, REPAIR_SUBMIT_HINT, SUBMIT_HINT
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.episode import Episode
-from sqlscout.env.hints import query_hint
-from sqlscout.env.prompts import REPAIR_RAN, REPAIR_RUN, REPAIR_SUBMIT_HINT, SUBMIT_HINT
+from sqlscout.env.prompts import PROMPT_VERSION
 from sqlscout.env.sandbox import Database
-from sqlscout.env.sqltext import query_sources
 from sqlscout.env.task import Task
 from sqlscout.errors import QueryError
 from sqlscout.models.presets import PRESETS
@@ -303,7 +306,7 @@ def test_a_query_with_two_mistakes_gets_both_repairs_in_a_row(db: Database) -> N
     # repeated it and the episode ended with no answer (Spider dev 515).
     sql = "SELECT Name, ArtistId FROM Artist JOIN Album ON Artist.ArtistId = Album.ArtistId ORDER BY COUNT(*) DESC LIMIT 1"
     task = Task("q", "Which artist has the most albums? Give the name and id.", CHINOOK)
-    ep = Episode(task, db, EpisodeConfig(query_hints=True))
+    ep = assisted(task, db, repair_hints=True)
     shown = ep.step(json.dumps({"tool": "run_query", "args": {"sql": sql}}))
     assert "ArtistId is a column of Artist and Album" in shown and AGGREGATE_HINT in shown
     fixed = repaired(shown)
@@ -324,7 +327,7 @@ def test_a_query_that_groups_by_a_name_some_rows_share_is_shown_grouped_by_the_k
         "GROUP BY T1.student_id ORDER BY count(*) DESC LIMIT 1"
     )
     with Database(spider_db("network_1")) as network:
-        ep = Episode(Task("886", question, network.path), network, EpisodeConfig(query_hints=True))
+        ep = assisted(Task("886", question, network.path), network, repair_hints=True)
         shown = ep.step(json.dumps({"tool": "run_query", "args": {"sql": by_name}}))
         assert "Highschooler.name is not unique (16 rows, 14 distinct values)" in shown
         fixed = repaired(shown)
@@ -336,11 +339,11 @@ def test_a_query_that_groups_by_a_name_some_rows_share_is_shown_grouped_by_the_k
         "ON T1.degree_program_id = T2.degree_program_id GROUP BY T1.degree_summary_name ORDER BY count(*) DESC LIMIT 1"
     )
     with Database(spider_db("student_transcripts_tracking")) as tracking:
-        ep = Episode(Task("q", "Which kind of program has the most students?", tracking.path), tracking, EpisodeConfig(query_hints=True))
+        ep = assisted(Task("q", "Which kind of program has the most students?", tracking.path), tracking, repair_hints=True)
         assert "Note:" not in ep.step(json.dumps({"tool": "run_query", "args": {"sql": category}}))
     with Database(CHINOOK) as chinook:
         unique = "SELECT Name FROM Artist JOIN Album ON Artist.ArtistId = Album.ArtistId GROUP BY Name"
-        ep = Episode(Task("q", "How many albums has each artist?", CHINOOK), chinook, EpisodeConfig(query_hints=True))
+        ep = assisted(Task("q", "How many albums has each artist?", CHINOOK), chinook, repair_hints=True)
         assert "Note:" not in ep.step(json.dumps({"tool": "run_query", "args": {"sql": unique}}))
 
 
@@ -360,13 +363,13 @@ def test_the_episode_adds_the_hint_only_when_asked(db: Database) -> None:
     step = json.dumps({"tool": "run_query", "args": {"sql": JOINED}})
     plain = Episode(task, db).step(step)
     assert "Hint:" not in plain
-    ep = Episode(task, db, EpisodeConfig(query_hints=True))
+    ep = assisted(task, db, repair_hints=True)
     shown = ep.step(step)
     assert "write T2.Title" in shown and "Corrected, it compiles" in shown
-    assert ep.prompt_version.endswith("+fix13")
+    assert ep.prompt_version == profile(repair_hints=True).episode_version(PROMPT_VERSION) != PROMPT_VERSION
     # The record holds what the model saw: the hint, then the corrected query's result.
     assert ep.rounds[0].calls[0].output.split(REPAIR_RAN)[0].endswith("```\n")
-    assert not PRESETS["sqale-2b"].episode.query_hints  # the seed's protocol, as trained
+    assert "repair_hints" not in get_profile(PRESETS["sqale-2b"].assist).rules  # the seed's protocol, as trained
 
 
 def test_a_table_of_a_subquery_is_never_offered_to_the_outer_query(db: Database) -> None:
@@ -383,8 +386,8 @@ def test_a_table_of_a_subquery_is_never_offered_to_the_outer_query(db: Database)
 
 def test_a_repeated_failed_query_is_sent_once_to_look_at_the_tables(db: Database) -> None:
     task = Task("q", "List album titles with their artists.", CHINOOK, gold_sql=JOINED)
-    config = EpisodeConfig(query_hints=True, end_on_repeat=True, constrain=True, guided_start=True, submit_tested=True)
-    ep = Episode(task, db, config)
+    rules = {"repair_hints": True, "end_on_repeat": True, "constrain": True, "guided_start": True, "submit_tested": True}
+    ep = assisted(task, db, **rules)
     failing = json.dumps({"tool": "run_query", "args": {"sql": "SELECT Nothing FROM Album"}})  # no repair
     ep.step(failing)
     redirected = ep.step(failing)  # copied word for word
@@ -395,47 +398,122 @@ def test_a_repeated_failed_query_is_sent_once_to_look_at_the_tables(db: Database
     assert ep.request().constraint.tools is None  # free again  # type: ignore[union-attr]
     ep.step(failing)  # a second copy ends the exploration, as end_on_repeat does
     assert ep.in_final_turn
-    # Without query_hints, or once a query ran, the first copy ends it as before.
-    plain = Episode(task, db, replace(config, query_hints=False))
+    # Without repair_hints, or once a query ran, the first copy ends it as before.
+    plain = assisted(task, db, **{**rules, "repair_hints": False})
     plain.step(failing)
     plain.step(failing)
     assert plain.in_final_turn
-    tested = Episode(task, db, config)
+    tested = assisted(task, db, **rules)
     tested.step(json.dumps({"tool": "run_query", "args": {"sql": "SELECT Title FROM Album"}}))
     tested.step(failing)
     tested.step(failing)
     assert tested.request().constraint.tools == ("submit_sql",)  # type: ignore[union-attr]
 
 
-def test_draft_first_runs_the_first_reply_as_single_shot_would_write_it(db: Database) -> None:
+GENRES = "SELECT COUNT(*) FROM Genre"
+# The rules the old draft_first option came with, and the draft rule.
+DRAFT_RULES = {"constrain": {"reasoning_lines": 0}, "guided_start": True, "submit_tested": True, "draft": True}
+
+
+def _draft_task() -> Task:
+    return Task("q", "How many genres are there?", CHINOOK, gold_sql=GENRES)
+
+
+@pytest.mark.parametrize("extra", [{}, {"example_values": {"count": 3}}], ids=["schema", "schema-with-values"])
+def test_the_draft_is_the_single_shot_turn_exactly(db: Database, extra: dict) -> None:
+    # With the schema shown, the first turn is single-shot's: its prompt and its grammar
+    # (and so, in the runner, its query), whatever else the profile adds to the agent.
     from sqlscout.env.grammar import TurnKind
     from sqlscout.env.prompts import SchemaMode
+    from sqlscout.env.single_shot import SingleShotEpisode
 
-    task = Task("q", "How many genres are there?", CHINOOK, gold_sql="SELECT COUNT(*) FROM Genre")
-    config = EpisodeConfig(schema=SchemaMode.FULL, constrain=True, guided_start=True, submit_tested=True, draft_first=True)
-    ep = Episode(task, db, config)
-    assert ep.prompt_version.endswith("+draft") and "Your first reply is only your query" in ep.messages[0]["content"]
+    task, config, rules = _draft_task(), EpisodeConfig(schema=SchemaMode.FULL), {**DRAFT_RULES, **extra}
+    ep = assisted(task, db, config, **rules)
+    shot = assisted_shot(task, db, config, **rules)
+    first, single = ep.request(), shot.request()
+    assert first.prompt == single.prompt and ep.messages == shot.messages
+    if not extra:  # nothing else changes single-shot's prompt: the plain baseline's, exactly
+        assert first.prompt == SingleShotEpisode(task, db, config).request().prompt
+    assert first.constraint is not None and first.constraint.kind is TurnKind.FINAL_SQL  # a ```sql block
+    assert first.constraint == single.constraint and not first.final
+    assert ep.prompt_version == profile(**rules).episode_version(PROMPT_VERSION)
+
+
+def test_a_draft_that_runs_is_the_answer(db: Database) -> None:
+    from sqlscout.env.prompts import SchemaMode
+    from sqlscout.env.trace import AnswerSource, StopReason
+
+    task, config = _draft_task(), EpisodeConfig(schema=SchemaMode.FULL)
+    ep = assisted(task, db, config, **DRAFT_RULES)
+    assert ep.step(f"```sql\n{GENRES}\n```") is None
+    result = ep.result()
+    assert (result.final_sql, result.answer_source, result.stop_reason) == (GENRES, AnswerSource.DRAFT, StopReason.ANSWERED)
+    [ran] = ep.rounds[0].calls  # the draft ran as a query, and its result is in the trace
+    assert (ran.tool, ran.args, ran.ok) == ("run_query", {"sql": GENRES}, True) and "25" in ran.output
+    assert ep.starts == 1 and len(result.rounds) == 1
+    # accept=rows: a draft that runs and returns no rows is not the answer.
+    empty = "SELECT Name FROM Genre WHERE Name = 'nothing'"
+    rows = assisted(task, db, config, **{**DRAFT_RULES, "draft": {"accept": "rows"}})
+    assert rows.step(f"```sql\n{empty}\n```") is not None and not rows.done and rows.starts == 2
+    assert f"```sql\n{empty}\n```\nIt ran and returned no rows." in rows.messages[1]["content"]
+    runs = assisted(task, db, config, **DRAFT_RULES)  # accept=runs, the default: it is the answer
+    assert runs.step(f"```sql\n{empty}\n```") is None and runs.result().answer_source is AnswerSource.DRAFT
+
+
+def test_a_draft_that_fails_begins_the_agent_from_a_prompt_that_shows_it(db: Database) -> None:
+    from sqlscout.env.grammar import TurnKind
+    from sqlscout.env.prompts import SchemaMode
+    from sqlscout.env.trace import AnswerSource, StopReason
+
+    task, config = _draft_task(), EpisodeConfig(schema=SchemaMode.FULL)
+    agent = Episode(task, db, config)  # the agent's own prompt, the schema shown
+    ep = assisted(task, db, config, **DRAFT_RULES)
+    draft = "SELECT COUNT(*) FROM Genres"
+    note = ep.step(f"```sql\n{draft}\n```")
+    assert note is not None and not ep.done and not ep.in_final_turn and ep.starts == 2
+    system, user = ep.messages
+    assert system == agent.messages[0]  # the agent's system prompt, not single-shot's
+    assert user["content"].startswith(agent.messages[1]["content"] + "\n\n")  # the question, then the draft
+    assert f"```sql\n{draft}\n```\nError: SQL error: no such table: Genres" in user["content"]
+    assert ep.transcript == ep.segments[0].text == ep.chat.render(ep.messages)  # begun again at that prompt
+    [failed] = ep.rounds[0].calls
+    assert (failed.tool, failed.ok, ep.rounds[0].observation) == ("run_query", False, note)  # kept in the trace
+    # The agent goes on, guided as ever, for the rounds left, and submits a query that ran.
     first = ep.request().constraint
-    assert first is not None and first.kind is TurnKind.FINAL_SQL  # a ```sql block, as single-shot
-    shown = ep.step("```sql\nSELECT COUNT(*) FROM Genre\n```")
-    assert shown.startswith("Result 1 of run_query(sql='SELECT COUNT(*) FROM Genre')") and "25" in shown
-    assert ep.rounds[0].calls[0].tool == "run_query" and ep.rounds[0].calls[0].ok
-    then = ep.request().constraint
-    assert then is not None and then.kind is TurnKind.CALLS and then.submittable == ("SELECT COUNT(*) FROM Genre",)
-    ep.step(json.dumps({"tool": "submit_sql", "args": {"sql": "SELECT COUNT(*) FROM Genre"}}))
-    assert ep.result().final_sql == "SELECT COUNT(*) FROM Genre"
-    # With the schema withheld there is nothing to draft from: the option does nothing.
-    withheld = Episode(task, db, EpisodeConfig(constrain=True, draft_first=True))
-    assert withheld.request().constraint.kind is TurnKind.CALLS  # type: ignore[union-attr]
-    assert "+draft" not in withheld.prompt_version
+    assert first is not None and first.kind is TurnKind.CALLS and (first.tools, first.max_calls) == (("run_query",), 1)
+    shown = ep.step(json.dumps({"tool": "run_query", "args": {"sql": GENRES}}))
+    assert "25" in shown and "[4 tool turns left before you must answer]" in shown  # the draft's round counts
+    assert ep.request().constraint.submittable == (GENRES,)  # type: ignore[union-attr]
+    assert ep.step(json.dumps({"tool": "submit_sql", "args": {"sql": GENRES}})) is None
+    result = ep.result()
+    assert (result.final_sql, result.answer_source, result.stop_reason) == (GENRES, AnswerSource.SUBMIT_SQL, StopReason.SUBMITTED)
+    assert len(result.rounds) == 3 and result.messages == ep.messages
+    # A first reply with no query at all begins the agent too, saying so.
+    silent = assisted(task, db, config, **DRAFT_RULES)
+    assert silent.step("I would look at the tables first.") is not None and silent.starts == 2
+    assert silent.messages[1]["content"].startswith(agent.messages[1]["content"] + "\n\nA first reply held no SQL query")
+
+
+def test_with_the_schema_withheld_the_draft_rule_does_nothing(db: Database) -> None:
+    from sqlscout.env.grammar import TurnKind
+
+    task = _draft_task()
+    without = {n: v for n, v in DRAFT_RULES.items() if n != "draft"}
+    withheld = assisted(task, db, **DRAFT_RULES)
+    assert withheld.messages == assisted(task, db, **without).messages  # the agent's prompt
+    first = withheld.request().constraint
+    assert first is not None and first.kind is TurnKind.CALLS and first.tools == ("list_tables",)
+    assert first == assisted(task, db, **without).request().constraint
+    shown = withheld.step(json.dumps({"tool": "run_query", "args": {"sql": "SELECT COUNT(*) FROM Genres"}}))
+    assert shown.startswith("Result 1 of run_query") and withheld.starts == 1 and not withheld.done
 
 
 def test_a_failed_query_copied_word_for_word_runs_its_repair_instead(db: Database) -> None:
     # From traces: both small models copied a failed query back even when its hint showed
     # the corrected query; the copy now runs the correction, and can be submitted.
     task = Task("q", "List album titles with their artists.", CHINOOK, gold_sql=JOINED)
-    config = EpisodeConfig(query_hints=True, end_on_repeat=True, constrain=True, guided_start=True, submit_tested=True)
-    ep = Episode(task, db, config)
+    rules = {"repair_hints": True, "end_on_repeat": True, "constrain": True, "guided_start": True, "submit_tested": True}
+    ep = assisted(task, db, **rules)
     failing = json.dumps({"tool": "run_query", "args": {"sql": JOINED}})
     fixed = JOINED.replace("T1.Title", "T2.Title")
     first = ep.step(failing)
@@ -447,12 +525,12 @@ def test_a_failed_query_copied_word_for_word_runs_its_repair_instead(db: Databas
     ep.step(json.dumps({"tool": "submit_sql", "args": {"sql": fixed}}))
     assert ep.result().final_sql == fixed
     # Beside other calls, only the copy is swapped and marked.
-    mixed = Episode(task, db, config)
+    mixed = assisted(task, db, **rules)
     mixed.step(failing)
     shown = mixed.step(failing + "\n" + json.dumps({"tool": "describe_table", "args": {"table_name": "Album"}}))
     assert shown.count(REPAIR_RUN) == 1 and shown.startswith(REPAIR_RUN)
-    # Without query_hints nothing is swapped.
-    plain = Episode(task, db, replace(config, query_hints=False))
+    # Without repair_hints nothing is swapped.
+    plain = assisted(task, db, **{**rules, "repair_hints": False})
     plain.step(failing)
     plain.step(failing)
     assert plain.in_final_turn
@@ -464,16 +542,16 @@ def test_the_final_turn_offers_the_last_repair_when_no_query_ran(db: Database) -
     # repair that runs is now run with its hint (a query that ran, quoted as such); one that
     # compiles and fails as it runs (malformed JSON here) is still what the final turn offers.
     task = Task("q", "List album titles with their artists.", CHINOOK, gold_sql=JOINED)
-    config = EpisodeConfig(query_hints=True, max_failed_queries=2)
+    config = EpisodeConfig(max_failed_queries=2)
     broken = JOINED.replace("SELECT T1.Title", "SELECT json_extract(T1.Title, '$')")
-    ep = Episode(task, db, config)
+    ep = assisted(task, db, config, repair_hints=True)
     assert REPAIR_RAN not in ep.step(json.dumps({"tool": "run_query", "args": {"sql": broken}}))
     final = ep.step(json.dumps({"tool": "run_query", "args": {"sql": broken + " WHERE T1.Title <> ''"}}))
     assert ep.in_final_turn
     fixed = broken.replace("T1.Title", "T2.Title") + " WHERE T2.Title <> ''"
     assert final.endswith(f"The corrected query from the last hint compiles:\n```sql\n{fixed}\n```\nIf you are unsure, return that query.")
-    # A query that ran is still what the final turn quotes; without query_hints, nothing.
-    plain = Episode(task, db, replace(config, query_hints=False))
+    # A query that ran is still what the final turn quotes; without repair_hints, nothing.
+    plain = Episode(task, db, config)
     plain.step(json.dumps({"tool": "run_query", "args": {"sql": JOINED}}))
     assert "corrected" not in plain.step(json.dumps({"tool": "run_query", "args": {"sql": JOINED + " WHERE 1"}}))
 
@@ -484,11 +562,10 @@ def test_a_repair_that_runs_is_run_with_its_hint_and_can_be_submitted(db: Databa
     # spent on running it, and in 2 (dev 891, 926) it was still unrun when the exploration
     # ended with nothing that ran, so nothing could be submitted. It now runs at once.
     task = Task("q", "List album titles with their artists.", CHINOOK, gold_sql=JOINED)
-    config = EpisodeConfig(
-        query_hints=True, max_failed_queries=2, constrain=True, submit_tested=True, submit_hint=True, end_on_repeat=True
-    )
+    config = EpisodeConfig(max_failed_queries=2)
+    rules = {"repair_hints": True, "constrain": True, "submit_tested": True, "submit_hint": True, "end_on_repeat": True}
     fixed = JOINED.replace("T1.Title", "T2.Title")
-    ep = Episode(task, db, config)
+    ep = assisted(task, db, config, **rules)
     shown = ep.step(json.dumps({"tool": "run_query", "args": {"sql": JOINED}}))
     hint_text, _, result = shown.partition(f"\n{REPAIR_RAN}\n")
     assert hint_text.endswith(f"```sql\n{fixed}\n```") and "For Those About To Rock" in result
@@ -502,8 +579,8 @@ def test_a_repair_that_runs_is_run_with_its_hint_and_can_be_submitted(db: Databa
     assert ep.result().final_sql == fixed and ep.result().stop_reason.value == "submitted"
     # One call, as the model made it: the correction's run is in its output, not a call of its own.
     assert [c.args["sql"] for c in ep.rounds[0].calls] == [JOINED]
-    # Without query_hints nothing runs in its place.
-    plain = Episode(task, db, replace(config, query_hints=False))
+    # Without repair_hints nothing runs in its place.
+    plain = assisted(task, db, config, **{**rules, "repair_hints": False})
     assert REPAIR_RAN not in plain.step(json.dumps({"tool": "run_query", "args": {"sql": JOINED}}))
     assert plain.last_good_sql is None
 
@@ -561,10 +638,10 @@ def test_a_loop_after_a_repair_that_ran_is_asked_to_submit_it(db: Database) -> N
     # so nothing could be submitted. The repair now runs with its hint (version 13; before,
     # the loop ran it in place of the repeat), so the loop is held to submitting it.
     task = Task("q", "Which tracks are on the album with the first title?", CHINOOK)
-    config = EpisodeConfig(query_hints=True, end_on_repeat=True, submit_hint=True, constrain=True, submit_tested=True)
+    rules = {"repair_hints": True, "end_on_repeat": True, "submit_hint": True, "constrain": True, "submit_tested": True}
     first = "SELECT Name FROM Track WHERE Title = (SELECT MIN(Title) FROM Track)"
     half = "SELECT Name FROM Track WHERE Title = (SELECT MIN(Title) FROM Track JOIN Album ON Track.AlbumId = Album.AlbumId)"
-    ep = Episode(task, db, config)
+    ep = assisted(task, db, **rules)
     shown = ep.step(json.dumps({"tool": "run_query", "args": {"sql": first}}))
     repair = repaired(shown)
     assert f"\n{REPAIR_RAN}\n" in shown and ep.last_good_sql == repair

@@ -9,12 +9,14 @@ from pathlib import Path
 
 import pytest
 
+from assist_helpers import profile
 from sqlscout.backends.base import SamplingParams
 from sqlscout.backends.offline_tokenizers import qwen3_tokenizer
 from sqlscout.backends.scripted import ScriptedBackend, ScriptTurn
 from sqlscout.env.chat import ChatML
 from sqlscout.env.config import EpisodeConfig
-from sqlscout.env.trace import SegmentKind, StopReason
+from sqlscout.env.prompts import SchemaMode
+from sqlscout.env.trace import AnswerSource, SegmentKind, StopReason
 from sqlscout.runner import Rollout, RunMode, Runner, RunnerConfig, episode_seed, run_all
 from sqlscout.env.task import Task
 
@@ -359,7 +361,7 @@ def test_a_fresh_start_begins_the_token_transcript_again_at_its_prompt(tasks, to
     def looping(turn: ScriptTurn) -> str:  # lists the tables twice: a loop with nothing tested
         return next(replies)
 
-    config = RunnerConfig(episode=EpisodeConfig(end_on_repeat=True, fresh_start=True))
+    config = RunnerConfig(assist=profile(end_on_repeat=True, fresh_start=True))
     with Runner(ScriptedBackend(looping, tokenizer=tokenizer), config) as runner:
         (rollout,) = list(runner.run(tasks[:1]))
     result = rollout.result
@@ -368,5 +370,52 @@ def test_a_fresh_start_begins_the_token_transcript_again_at_its_prompt(tasks, to
     assert text.count("<|im_start|>assistant\n") == 2 and "list_tables" not in text.split("<|im_start|>assistant\n", 1)[1]
     assert "[3 tool turns left before you must answer]" in text  # the rounds before count
     assert rollout.segments[0][:2] == (SegmentKind.PROMPT, 0) and rollout.segments[-1][2] == len(rollout.token_ids)
+    assert len(rollout.token_ids) == len(rollout.logprobs) == result.total_tokens
+    assert result.generated_tokens == sum(r.completion_tokens for r in result.rounds)  # every start's replies
+
+
+def test_a_failed_draft_begins_the_token_transcript_again_at_the_agents_prompt(tasks, tokenizer) -> None:
+    # The draft rule: the first turn is single-shot's (its prompt, grammar and seed); a draft
+    # that fails to run begins the transcript again at the agent's prompt, which shows it.
+    sql, draft = QUESTIONS[0][1], "SELECT COUNT(*) FROM Genres"
+    replies = iter([f"```sql\n{draft}\n```", call("run_query", sql=sql), call("submit_sql", sql=sql)])
+    turns: list[ScriptTurn] = []
+
+    def drafting(turn: ScriptTurn) -> str:
+        turns.append(turn)
+        return next(replies)
+
+    def single_shot(turn: ScriptTurn) -> str:
+        turns.append(turn)
+        return f"```sql\n{draft}\n```"
+
+    rules = {"constrain": {"reasoning_lines": 0}, "guided_start": True, "submit_tested": True, "draft": True}
+    episode = EpisodeConfig(schema=SchemaMode.FULL)
+    with Runner(ScriptedBackend(drafting, tokenizer=tokenizer), RunnerConfig(episode=episode, assist=profile(**rules))) as runner:
+        (rollout,) = list(runner.run(tasks[:1]))
+    # The same first request as the single-shot baseline's under the same help.
+    shot = RunnerConfig(episode=episode, assist=profile(**rules), mode=RunMode.SINGLE_SHOT)
+    with Runner(ScriptedBackend(single_shot, tokenizer=tokenizer), shot) as runner:
+        (single,) = list(runner.run(tasks[:1]))
+    assert len(turns) == 4 and single.result.final_sql == draft
+    first, alone = turns[0], turns[-1]
+    assert (first.prompt, first.constraint, first.params.seed) == (alone.prompt, alone.constraint, alone.params.seed)
+    assert first.constraint is not None and first.constraint.kind.value == "final_sql"
+    result = rollout.result
+    assert result.stop_reason is StopReason.SUBMITTED and result.answer_source is AnswerSource.SUBMIT_SQL
+    assert result.final_sql == sql and len(result.rounds) == 3 and result.rounds[0].calls[0].args == {"sql": draft}
+    text = tokenizer.decode(rollout.token_ids)
+    # One transcript, from the agent's prompt (showing the draft and its error) on; the
+    # single-shot prompt and the draft's reply are gone from it.
+    assert text.startswith("<|im_start|>system\n" + result.messages[0]["content"]) and "These eight tools" in text
+    assert not text.startswith(first.prompt)
+    assert text.count("<|im_start|>assistant\n") == 2 and "```sql" not in text.split("<|im_start|>assistant\n", 1)[1]
+    assert f"```sql\n{draft}\n```\nError: SQL error: no such table: Genres" in text.split("<|im_start|>assistant\n", 1)[0]
+    assert "[4 tool turns left before you must answer]" in text  # the draft's round counts
+    prompt_ids = tokenizer.encode(ChatML().render(result.messages), add_special_tokens=False)
+    assert rollout.token_ids[: len(prompt_ids)] == prompt_ids and result.prompt_tokens == len(prompt_ids)
+    assert tokenizer.decode(prompt_ids) == turns[1].prompt  # the agent's prompt, as its first turn read it
+    assert rollout.segments[0] == (SegmentKind.PROMPT, 0, len(prompt_ids)) and rollout.segments[-1][2] == len(rollout.token_ids)
+    assert [kind for kind, _, _ in rollout.segments] == [SegmentKind.PROMPT, SegmentKind.MODEL, SegmentKind.ENV, SegmentKind.MODEL]
     assert len(rollout.token_ids) == len(rollout.logprobs) == result.total_tokens
     assert result.generated_tokens == sum(r.completion_tokens for r in result.rounds)  # every start's replies

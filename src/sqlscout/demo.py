@@ -16,9 +16,9 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from sqlscout.assist.profile import Profile, get_profile
 from sqlscout.backends.base import Backend, SamplingParams
 from sqlscout.env.config import EpisodeConfig
-from sqlscout.env.prompts import SchemaMode
 from sqlscout.env.trace import EpisodeResult
 from sqlscout.runner import Runner, RunnerConfig
 from sqlscout.scoring import Outcome, Verdict, score_sql
@@ -68,34 +68,18 @@ def chinook_path() -> Path:
     return Path(str(resources.files("sqlscout") / "data" / "chinook" / "Chinook_Sqlite.sqlite"))
 
 
-def describe_choice(model: str, episode: EpisodeConfig, samples: int = 1) -> str:
+def describe_choice(model: str, episode: EpisodeConfig, assist: Profile | None = None, samples: int = 1) -> str:
     """One line: the configuration the demo runs, and why (for its default model).
 
     >>> from sqlscout.env.prompts import SchemaMode
     >>> describe_choice("my.gguf", EpisodeConfig(schema=SchemaMode.FULL))
-    'configuration: my.gguf, agent, schema full, free replies, 1 sample'
+    'configuration: my.gguf, agent, schema full, plain protocol (no help), 1 sample'
     """
-    if episode.constrain:
-        helps = [
-            name
-            for name, on in (
-                ("guided start", episode.guided_start),
-                ("submits held to tested queries", episode.submit_tested),
-                ("loops ended", episode.end_on_repeat),
-                ("submit hint", episode.submit_hint),
-                ("query repair hints", episode.query_hints),
-                ("a tested query run again taken as the answer", episode.rerun_submits),
-                ("run or submit after rows", episode.focus_after_rows),
-                ("a query tested after the tables are described", episode.query_after_survey and episode.schema is SchemaMode.WITHHELD),
-                ("the question restated after each result", episode.restate_question and episode.schema is SchemaMode.WITHHELD),
-                ("worked example", episode.worked_example),
-            )
-            if on
-        ]
-        replies = "constrained replies" + (f" ({', '.join(helps)})" if helps else "")
+    if assist is None or not assist.rules:
+        helps = "plain protocol (no help)"
     else:
-        replies = "free replies"
-    line = f"configuration: {model}, agent, schema {episode.schema.value}, {replies}, {samples} sample{'s' * (samples > 1)}"
+        helps = f"help: {assist.name} ({assist.describe()})"
+    line = f"configuration: {model}, agent, schema {episode.schema.value}, {helps}, {samples} sample{'s' * (samples > 1)}"
     return line + (f" — why: {DEMO_WHY}" if model == DEMO_MODEL else "")
 
 
@@ -172,6 +156,7 @@ def run_demo(
     model: str,
     episode: EpisodeConfig,
     sampling: SamplingParams,
+    assist: Profile | None = None,
     tasks: Sequence[Task] | None = None,
     seed: int = 0,
     max_batch: int = 8,
@@ -179,7 +164,9 @@ def run_demo(
 ) -> DemoReport:
     """Run the demo questions through the runner and score each answer as it finishes."""
     tasks = list(tasks) if tasks is not None else demo_tasks()
-    config = RunnerConfig(episode=episode, sampling=sampling, max_batch=max_batch, tool_workers=2, seed=seed)
+    config = RunnerConfig(
+        episode=episode, assist=assist or get_profile("none"), sampling=sampling, max_batch=max_batch, tool_workers=2, seed=seed
+    )
     report = DemoReport(model=model, backend=backend.name, config=config.to_dict())
     started = time.perf_counter()
     by_index: dict[int, DemoItem] = {}

@@ -47,10 +47,11 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Callable, Collection, Iterator, Sequence, Union
 
+from sqlscout.assist.profile import PROFILES, Profile
 from sqlscout.backends.base import Backend, Generation, GenerationRequest, SamplingParams
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.episode import Episode
-from sqlscout.env.trace import EpisodeResult, SegmentKind
+from sqlscout.env.trace import EpisodeResult, Segment, SegmentKind
 from sqlscout.errors import ConfigError
 from sqlscout.env.sandbox import Database, SandboxConfig
 from sqlscout.env.single_shot import SingleShotEpisode
@@ -75,6 +76,8 @@ class RunnerConfig:
     Attributes:
         episode: limits and schema regime of every episode. Its budget decides each
             turn's ``max_tokens`` (``sampling.max_tokens`` is not used by the runner).
+        assist: the help beside the protocol (a profile of rules; ``none``: the plain
+            protocol, what a trained model sees).
         sampling: temperature, top-p, top-k and extra stop strings; the chat format's
             stop strings are always added, and each turn gets its own derived seed.
         max_batch: most episodes live at once: the most requests in one generate call
@@ -88,6 +91,7 @@ class RunnerConfig:
     """
 
     episode: EpisodeConfig = field(default_factory=EpisodeConfig)
+    assist: Profile = field(default_factory=lambda: PROFILES["none"])
     sampling: SamplingParams = field(default_factory=SamplingParams)
     max_batch: int = 64
     tool_workers: int = 8
@@ -106,6 +110,7 @@ class RunnerConfig:
     def to_dict(self) -> dict[str, Any]:
         return {
             "episode": self.episode.to_dict(),
+            "assist": self.assist.to_dict(),
             "sampling": asdict(self.sampling),
             "max_batch": self.max_batch,
             "tool_workers": self.tool_workers,
@@ -172,8 +177,8 @@ class _Live:
     spans: list[tuple[SegmentKind, int, int]]
     logprobs: list[float | None]
     turn: int = 0
-    seen: int = 0  # episode segments already mirrored into ids
-    starts: int = 1  # the episode's starts mirrored (fresh_start begins the transcript again)
+    # The episode's segments mirrored so far, each with its ids and log-probabilities.
+    mirrored: list[tuple[Segment, list[int], list[float | None]]] = field(default_factory=list)
     observation: str | None = None  # the environment's answer to the latest turn
 
 
@@ -276,11 +281,25 @@ class Runner:
 
     # -- internals ---------------------------------------------------------------
 
-    def _start(self, task: Task, index: int, sample: int) -> _Live:
+    def episode(self, task: Task) -> AnyEpisode:
+        """A new episode of ``task`` under this runner's settings (the mode's kind, the
+        episode config, the profile's hooks and version, the backend's chat and counter)."""
         db = self.database(task.db_path)
-        kind = SingleShotEpisode if self.config.mode is RunMode.SINGLE_SHOT else Episode
-        episode = kind(task, db, self.config.episode, chat=self.backend.chat, counter=self.backend.counter)
-        state = _Live(index, sample, episode, [] if self._has_ids else None, [], [])
+        single = self.config.mode is RunMode.SINGLE_SHOT
+        kind = SingleShotEpisode if single else Episode
+        profile = self.config.assist
+        return kind(
+            task,
+            db,
+            self.config.episode,
+            chat=self.backend.chat,
+            counter=self.backend.counter,
+            hooks=profile.hooks(single_shot=single),
+            version=profile.episode_version(self.config.episode.prompt_version(), single_shot=single),
+        )
+
+    def _start(self, task: Task, index: int, sample: int) -> _Live:
+        state = _Live(index, sample, self.episode(task), [] if self._has_ids else None, [], [])
         self._mirror(state, None)
         return state
 
@@ -342,31 +361,34 @@ class Runner:
         self._mirror(state, generation)
 
     def _mirror(self, state: _Live, generation: Generation | None) -> None:
-        """Append the episode's new segments to the token transcript (after a fresh start,
-        the transcript's tokens begin again with its prompt)."""
-        segments = state.episode.segments
-        if state.episode.starts != state.starts:
-            state.starts = state.episode.starts
-            state.seen = 0
-            for kept in (state.ids, state.logprobs, state.spans):
-                if kept is not None:
-                    kept.clear()
-        for segment in segments[state.seen :]:
-            if state.ids is None:
-                continue
-            start = len(state.ids)
-            if segment.kind is SegmentKind.MODEL and generation is not None and generation.token_ids:
+        """The token transcript of the episode's segments: each segment's ids are made once
+        (a model segment's are the ids sampled, with their log-probabilities) and kept while
+        the episode keeps that segment; a transcript the episode began again is followed."""
+        if state.ids is None:
+            return
+        kept = {id(segment): (ids, lps) for segment, ids, lps in state.mirrored}
+        mirrored = []
+        for segment in state.episode.segments:
+            if id(segment) in kept:
+                ids, lps = kept[id(segment)]
+            elif segment.kind is SegmentKind.MODEL and generation is not None and generation.token_ids:
                 ids = list(generation.token_ids)
-                lps: list[float | None] = (
-                    list(generation.logprobs) if generation.logprobs is not None else [None] * len(ids)
-                )
+                lps = list(generation.logprobs) if generation.logprobs is not None else [None] * len(ids)
             else:
                 ids = self.backend.tokenize(segment.text) or []
                 lps = [None] * len(ids)
+            mirrored.append((segment, ids, lps))
+        common = 0
+        while common < min(len(mirrored), len(state.mirrored)) and mirrored[common][0] is state.mirrored[common][0]:
+            common += 1
+        if common < len(state.mirrored):  # the episode began its transcript again
+            state.ids.clear(), state.logprobs.clear(), state.spans.clear()
+            common = 0
+        for segment, ids, lps in mirrored[common:]:
+            state.spans.append((segment.kind, len(state.ids), len(state.ids) + len(ids)))
             state.ids.extend(ids)
             state.logprobs.extend(lps)
-            state.spans.append((segment.kind, start, len(state.ids)))
-        state.seen = len(segments)
+        state.mirrored = mirrored
 
     def _rollout(self, state: _Live) -> Rollout:
         return Rollout(

@@ -34,9 +34,9 @@ class SamplingParams:
         logprobs: whether to return per-token log-probabilities of the sampled tokens.
     """
 
-    temperature: float = 0.6
-    top_p: float = 0.95
-    top_k: int = 20
+    temperature: float = field(default=0.6, metadata={"help": "Sampling temperature (0: greedy)."})
+    top_p: float = field(default=0.95, metadata={"help": "Nucleus mass, in (0, 1]."})
+    top_k: int = field(default=20, metadata={"help": "Top-k (0 or -1: off)."})
     seed: int | None = None
     max_tokens: int = 1024
     stop: tuple[str, ...] = ()

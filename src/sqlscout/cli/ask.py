@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import json
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Optional
 
 import typer
 
 from sqlscout.cli.common import console, err_console, fail
+from sqlscout.cli.settings import ASSIST, ASSIST_SET, SET, resolve_settings
 from sqlscout.cli.trace import print_answer, print_round
 from sqlscout.errors import SqlscoutError
 from sqlscout.env.prompts import SchemaMode
@@ -65,16 +65,6 @@ def load_model(
         fail(str(exc))
 
 
-def _settings(model: str) -> tuple[Any, Any]:
-    """Episode and sampling settings: the preset's, else the seed card's defaults."""
-    from sqlscout.models import model_defaults
-
-    try:
-        return model_defaults(model)
-    except SqlscoutError as exc:
-        fail(str(exc))
-
-
 def ask(
     db: Path = typer.Argument(..., help="SQLite database file."),
     question: str = typer.Argument(..., help="The question to answer."),
@@ -82,12 +72,11 @@ def ask(
     backend: Optional[str] = typer.Option(None, help="llama-cpp, openai, hf or vllm (default: from the model)."),
     schema: Optional[SchemaMode] = typer.Option(None, help="withheld: tools only; full: CREATE TABLEs in the prompt (default: the model's; full for the offline presets)."),
     evidence: Optional[str] = typer.Option(None, help="Evidence note shown with the question."),
-    max_rounds: Optional[int] = typer.Option(None, help="Tool rounds before the final turn (default: the model's)."),
-    max_turn_tokens: Optional[int] = typer.Option(None, help="Cap on one model turn (default: the model's)."),
-    constrain: Optional[bool] = typer.Option(None, "--constrain/--no-constrain", help="Decode replies under the tool-call grammar (default: on for models not trained on the protocol)."),
+    assist: Optional[str] = ASSIST,
+    assist_set: Optional[list[str]] = ASSIST_SET,
+    set_: Optional[list[str]] = SET,
     samples: int = typer.Option(1, min=1, help="Episodes to run together; above 1 the answer is the query most of them agree on by its result (execution-guided selection)."),
     seed: int = typer.Option(0, help="Sampling seed."),
-    temperature: Optional[float] = typer.Option(None, help="Sampling temperature (default: the model's)."),
     threads: Optional[int] = typer.Option(None, help="CPU threads for llama-cpp (default: the cores idle at start)."),
     cache_dir: Optional[Path] = typer.Option(None, envvar="SQLSCOUT_CACHE_DIR", help="Model cache (default: $XDG_CACHE_HOME/sqlscout)."),
     api_key: Optional[str] = typer.Option(None, envvar="OPENAI_API_KEY", help="API key for an openai server."),
@@ -101,19 +90,10 @@ def ask(
     try:
         sandbox = SandboxConfig(immutable=immutable)
         Database(db, sandbox).close()  # a bad path fails here, before a model is loaded
-        episode_config, sampling = _settings(model)
-        changes: dict[str, Any] = {"schema": schema or episode_config.schema}
-        if max_rounds:
-            changes["max_rounds"] = max_rounds
-        if max_turn_tokens:
-            changes["max_turn_tokens"] = max_turn_tokens
-        if constrain is not None:
-            changes["constrain"] = constrain
-        episode_config = replace(episode_config, **changes)
-        if temperature is not None:
-            sampling = sampling.with_(temperature=temperature)
+        settings = resolve_settings(model, schema=schema, assist=assist, assist_set=assist_set, sets=set_)
         config = RunnerConfig(
-            episode=episode_config, sampling=sampling, max_batch=samples, tool_workers=1, seed=seed, sandbox=sandbox
+            episode=settings.episode, assist=settings.assist, sampling=settings.sampling, max_batch=samples,
+            tool_workers=1, seed=seed, sandbox=sandbox,
         )
     except SqlscoutError as exc:
         fail(str(exc))
@@ -166,7 +146,8 @@ def demo(
     backend: Optional[str] = typer.Option(None, help="llama-cpp, openai, hf or vllm (default: from the model)."),
     as_json: bool = typer.Option(False, "--json", help="Print a machine-readable summary instead of traces."),
     questions: Optional[int] = typer.Option(None, min=1, help="Run only the first N questions."),
-    constrain: Optional[bool] = typer.Option(None, "--constrain/--no-constrain", help="Decode replies under the tool-call grammar (default: on for models not trained on the protocol)."),
+    assist: Optional[str] = ASSIST,
+    assist_set: Optional[list[str]] = ASSIST_SET,
     seed: int = typer.Option(0, help="Sampling seed."),
     threads: Optional[int] = typer.Option(None, help="CPU threads for llama-cpp (default: the cores idle at start)."),
     cache_dir: Optional[Path] = typer.Option(None, envvar="SQLSCOUT_CACHE_DIR", help="Model cache (default: $XDG_CACHE_HOME/sqlscout)."),
@@ -178,14 +159,16 @@ def demo(
     started = time.perf_counter()
     tasks = demo_tasks(questions)
     loaded = load_model(model, backend, cache_dir, threads=threads, episodes=len(tasks), api_key=api_key)
-    episode_config, sampling = _settings(model)
-    if constrain is not None:
-        episode_config = replace(episode_config, constrain=constrain)
+    try:
+        settings = resolve_settings(model, assist=assist, assist_set=assist_set)
+    except SqlscoutError as exc:
+        loaded.close()
+        fail(str(exc))
     if not as_json:
         from sqlscout.demo import describe_choice
 
         console.print(f"[bold]sqlscout demo[/]: {model} on {loaded.name}, {len(tasks)} Chinook questions (running together)")
-        console.print(describe_choice(model, episode_config), markup=False, highlight=False, soft_wrap=True)
+        console.print(describe_choice(model, settings.episode, settings.assist), markup=False, highlight=False, soft_wrap=True)
 
     def on_item(item: Any) -> None:
         if as_json:
@@ -200,7 +183,7 @@ def demo(
 
     try:
         report = run_demo(
-            loaded, model=model, episode=episode_config, sampling=sampling, tasks=tasks, seed=seed,
+            loaded, model=model, episode=settings.episode, sampling=settings.sampling, assist=settings.assist, tasks=tasks, seed=seed,
             max_batch=len(tasks), on_item=on_item,
         )  # fmt: skip
     except SqlscoutError as exc:
@@ -211,7 +194,7 @@ def demo(
     if as_json:
         from sqlscout.demo import describe_choice
 
-        choice = describe_choice(model, episode_config)
+        choice = describe_choice(model, settings.episode, settings.assist)
         print(json.dumps({**report.to_dict(), "choice": choice, "total_time_s": round(total_s, 2)}, indent=2))
         return
     console.rule()

@@ -8,6 +8,7 @@ from typing import Any, Optional
 import typer
 
 from sqlscout.cli.common import console, err_console, fail
+from sqlscout.cli.settings import ASSIST, ASSIST_SET, SET, resolve_settings
 from sqlscout.errors import SqlscoutError
 from sqlscout.env.prompts import SchemaMode
 
@@ -51,29 +52,10 @@ def eval_command(
     seed: int = typer.Option(0, help="Seeds question selection and sampling."),
     samples: int = typer.Option(1, help="Episodes per question (>1 adds pass@k and majority vote)."),
     select_by: str = typer.Option("none", help="none, or vote: answer each question with the query most samples agree on by result (needs --samples >= 2); writes OUT/answers.jsonl."),
-    temperature: Optional[float] = typer.Option(None, help="Sampling temperature (default: the model's)."),
-    top_p: Optional[float] = typer.Option(None, help="Nucleus mass (default: the model's)."),
-    top_k: Optional[int] = typer.Option(None, help="Top-k (default: the model's)."),
-    max_rounds: Optional[int] = typer.Option(None, help="Tool rounds before the final turn (default 6)."),
-    token_budget: Optional[int] = typer.Option(None, help="Tokens per episode, prompt included (default 24576)."),
-    max_turn_tokens: Optional[int] = typer.Option(None, help="Most tokens in one model turn (default: what the budget has left)."),
     evidence: bool = typer.Option(True, help="Show evidence notes where the benchmark has them."),
-    constrain: Optional[bool] = typer.Option(None, "--constrain/--no-constrain", help="Decode replies under the tool-call grammar (default: on for models not trained on the protocol)."),
-    defer_mixed_submit: Optional[bool] = typer.Option(None, "--defer-mixed-submit/--no-defer-mixed-submit", help="A submit_sql sent with other calls waits for their results (default: the model's)."),
-    worked_example: Optional[bool] = typer.Option(None, "--worked-example/--no-worked-example", help="Show a worked example episode in the prompt (default: the model's)."),
-    example_values: Optional[int] = typer.Option(None, help="Example values per column in the schema text, 0-10 (default: the model's)."),
-    end_on_repeat: Optional[bool] = typer.Option(None, "--end-on-repeat/--no-end-on-repeat", help="A reply that only repeats earlier calls forces the final turn (default: the model's)."),
-    submit_hint: Optional[bool] = typer.Option(None, "--submit-hint/--no-submit-hint", help="After a query runs, ask to submit it if it answers the question (default: the model's)."),
-    reasoning_lines: Optional[int] = typer.Option(None, help="Under --constrain, most lines of text before the calls (default: the model's)."),
-    submit_tested: Optional[bool] = typer.Option(None, "--submit-tested/--no-submit-tested", help="Under --constrain, submit_sql may only submit a query that already ran (default: the model's)."),
-    query_hints: Optional[bool] = typer.Option(None, "--query-hints/--no-query-hints", help="A query failing on an unknown column gets a repair hint read from its own FROM clause (default: the model's)."),
-    draft_first: Optional[bool] = typer.Option(None, "--draft-first/--no-draft-first", help="With --schema full, the first reply is the query in a sql block, run as run_query (default: the model's)."),
-    rerun_submits: Optional[bool] = typer.Option(None, "--rerun-submits/--no-rerun-submits", help="A query that ran, sent to run_query again verbatim, is taken as the answer (default: the model's)."),
-    focus_after_rows: Optional[bool] = typer.Option(None, "--focus-after-rows/--no-focus-after-rows", help="Under --constrain, after a query returned rows the next reply may only run a query or submit (default: the model's)."),
-    query_after_survey: Optional[bool] = typer.Option(None, "--query-after-survey/--no-query-after-survey", help="Under --constrain with --schema withheld, once a table was described the next reply tests a query (default: the model's)."),
-    restate_question: Optional[bool] = typer.Option(None, "--restate-question/--no-restate-question", help="With --schema withheld, each tool result ends with the question again (default: the model's)."),
-    fresh_start: Optional[bool] = typer.Option(None, "--fresh-start/--no-fresh-start", help="A loop with no query that ran starts the exploration again from the prompt, once, for the rounds left; with the schema withheld also two rounds before the end, the prompt showing the tables read (default: the model's)."),
-    guided_start: Optional[bool] = typer.Option(None, "--guided-start/--no-guided-start", help="Under --constrain, the first reply calls list_tables (schema withheld) or run_query (full) (default: the model's)."),
+    assist: Optional[str] = ASSIST,
+    assist_set: Optional[list[str]] = ASSIST_SET,
+    set_: Optional[list[str]] = SET,
     db_root: Optional[Path] = typer.Option(None, help="Where the databases are, if not in the benchmark's layout (JSONL records naming a db_id)."),
     missing_db: str = typer.Option("error", help="Questions whose database file is absent: error, skip."),
     cache_dir: Path = typer.Option(DEFAULT_CACHE, help="Where SQaLe and schema-condition databases are built, and gold results kept (shared with sqlscout score)."),
@@ -84,8 +66,6 @@ def eval_command(
     immutable: bool = typer.Option(False, "--immutable", help="The databases do not change while read (read-only media, WAL-mode benchmark copies): open them with SQLite's immutable=1."),
 ) -> None:
     """Run a model on a benchmark; every episode streams to OUT/episodes.jsonl as it ends."""
-    from dataclasses import replace
-
     from sqlscout.env.sandbox import SandboxConfig
     from sqlscout.evaluation import EvalConfig
     from sqlscout.scoring.result_cache import ResultCache
@@ -111,40 +91,18 @@ def eval_command(
         tasks = _apply_condition(tasks, condition, cache_dir, seed)
         if not tasks:
             fail("no questions match the filters; loosen --difficulty/--phrasing/--limit")
-        from sqlscout.models import model_defaults, open_backend
+        from sqlscout.models import open_backend
 
-        base_episode, base_sampling = model_defaults(model)
+        settings = resolve_settings(model, schema=schema, assist=assist, assist_set=assist_set, sets=set_)
         loaded = open_backend(
-            model, backend, episodes=max_batch, token_budget=token_budget or base_episode.token_budget, threads=threads
+            model, backend, episodes=max_batch, token_budget=settings.episode.token_budget, threads=threads
         )
     except SqlscoutError as exc:
         fail(str(exc))
     try:
-        sampling = replace(
-            base_sampling,
-            **{k: v for k, v in {"temperature": temperature, "top_p": top_p, "top_k": top_k}.items() if v is not None},
-        )
-        episode = replace(
-            base_episode,
-            schema=schema,
-            **{
-                k: v
-                for k, v in {
-                    "max_rounds": max_rounds, "token_budget": token_budget, "max_turn_tokens": max_turn_tokens,
-                    "constrain": constrain, "defer_mixed_submit": defer_mixed_submit,
-                    "worked_example": worked_example, "example_values": example_values,
-                    "end_on_repeat": end_on_repeat, "submit_hint": submit_hint, "reasoning_lines": reasoning_lines,
-                    "guided_start": guided_start, "submit_tested": submit_tested, "query_hints": query_hints,
-                    "draft_first": draft_first, "rerun_submits": rerun_submits, "focus_after_rows": focus_after_rows,
-                    "query_after_survey": query_after_survey, "restate_question": restate_question,
-                    "fresh_start": fresh_start,
-                }.items()
-                if v is not None
-            },
-        )
         config = EvalConfig(
             benchmark=benchmark, model=model, data=str(data) if data else None, backend=getattr(loaded, "name", backend),
-            mode=RunMode(mode), episode=episode, sampling=sampling, samples=samples, select_by=select_by, seed=seed, condition=condition,
+            mode=RunMode(mode), episode=settings.episode, assist=settings.assist, sampling=settings.sampling, samples=samples, select_by=select_by, seed=seed, condition=condition,
             phrasing=phrasing, difficulty=difficulty, split=split, limit=limit, select=select, evidence=evidence,
             parameters=_parameters(loaded),
         )

@@ -14,7 +14,6 @@ from sqlscout.cli.common import Flag, fail, os_error_line, plain_text, run_plain
 from sqlscout.errors import SqlscoutError
 
 if TYPE_CHECKING:
-    from sqlscout.env.episode import Episode
     from sqlscout.env.sandbox import Database
 
 # The options and arguments of ``tool`` for the lean path (tests/test_startup.py checks
@@ -88,29 +87,63 @@ def run_play(
     gold: Optional[str],
     max_rounds: int,
     immutable: bool = False,
+    assist: Optional[str] = None,
 ) -> None:
-    """``sqlscout play``."""
+    """``sqlscout play``: the runner drives the episode, with the person as its backend."""
     from rich.markup import escape
 
+    from sqlscout.assist import load_profile
+    from sqlscout.backends.person import PersonBackend
     from sqlscout.cli.common import console
     from sqlscout.env.config import EpisodeConfig
-    from sqlscout.env.episode import Episode
+    from sqlscout.env.sandbox import SandboxConfig
     from sqlscout.env.task import Task
+    from sqlscout.runner import Runner, RunnerConfig, Turn
 
     database = _open(db, immutable)
     try:
-        config = EpisodeConfig(max_rounds=max_rounds, schema=schema)
+        config = RunnerConfig(
+            episode=EpisodeConfig(max_rounds=max_rounds, schema=schema),
+            assist=load_profile(assist or "none"),
+            max_batch=1,
+            tool_workers=1,
+            sandbox=SandboxConfig(immutable=immutable),
+        )
     except SqlscoutError as exc:
         fail(str(exc))
     task = Task("play", question, database.path, gold_sql=gold, evidence=evidence)
-    try:
-        episode = Episode(task, database, config)
-    except SqlscoutError as exc:  # e.g. a schema the database cannot give (a broken view)
-        fail(f"{db}: cannot build the prompt ({exc}); try --schema withheld")
-    try:
-        result = _play_episode(episode)
-    except SqlscoutError as exc:
-        fail(f"{db}: {exc}")
+    shown: list[Any] = []
+
+    def show_prompt(messages: list[Any]) -> None:
+        if shown and shown[-1] is messages:
+            return
+        shown.append(messages)
+        for message in messages:
+            console.rule(f"[bold]{message['role']}")
+            console.print(message["content"], markup=False, soft_wrap=True)
+
+    def on_turn(turn: Turn) -> None:
+        if turn.observation is not None:
+            console.rule("[bold]observation")
+            console.print(turn.observation, markup=False, soft_wrap=True)
+        if not turn.episode.done:
+            show_prompt(turn.episode.messages)  # a layer of help may have begun again
+
+    def read(final: bool) -> Optional[str]:
+        if not shown:
+            show_prompt(first.messages)
+        return _read_turn(final)
+
+    backend = PersonBackend(read)
+    with Runner(backend, config) as runner:
+        try:
+            first = runner.episode(task)  # the episode as it opens, to show its prompt first
+            rollouts = list(runner.run([task], on_turn=on_turn))
+        except SqlscoutError as exc:  # e.g. a schema the database cannot give (a broken view)
+            fail(f"{db}: cannot build the prompt ({exc}); try --schema withheld")
+    result = rollouts[0].result
+    if result.error is not None:
+        fail(result.error.rsplit(": ", 1)[-1] if "input ended" in result.error else result.error)
     console.rule("[bold]episode over")
     # soft_wrap: one line per figure, whatever the terminal's width (scripts read these).
     console.print(f"stop reason: {result.stop_reason.value}   answer from: {result.answer_source.value}", soft_wrap=True)
@@ -131,24 +164,6 @@ def run_play(
         if v.gold_error:
             # The error text may hold brackets, which rich would read as markup.
             console.print(f"[yellow]the gold SQL failed: {escape(v.gold_error)}[/]", soft_wrap=True)
-
-
-def _play_episode(episode: Episode) -> Any:
-    from sqlscout.cli.common import console
-
-    for message in episode.messages:
-        console.rule(f"[bold]{message['role']}")
-        console.print(message["content"], markup=False, soft_wrap=True)
-    while not episode.done:
-        request = episode.request()
-        text = _read_turn(request.final)
-        if text is None:
-            fail("input ended before the episode did")
-        observation = episode.step(text)
-        if observation is not None:
-            console.rule("[bold]observation")
-            console.print(observation, markup=False, soft_wrap=True)
-    return episode.result()
 
 
 def register(app: Any) -> None:
@@ -174,9 +189,10 @@ def register(app: Any) -> None:
         gold: Optional[str] = typer.Option(None, help="Gold SQL: score the answer at the end."),
         max_rounds: int = typer.Option(6, help="Tool rounds before the final turn."),
         immutable: bool = typer.Option(False, "--immutable", help=IMMUTABLE_HELP),
+        assist: Optional[str] = typer.Option(None, "--assist", help="Play under a profile of help (default: none, the plain protocol)."),
     ) -> None:
         """Play the model: type its turns and see exactly what a model would see."""
-        run_play(db, question, schema, evidence, gold, max_rounds, immutable)
+        run_play(db, question, schema, evidence, gold, max_rounds, immutable, assist)
 
     # Annotations are strings here (PEP 563), which typer resolves in this module's
     # globals; SchemaMode is imported above, not there.

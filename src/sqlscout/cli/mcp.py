@@ -26,6 +26,7 @@ def mcp(
     ask_timeout: float = shared.ASK_TIMEOUT,
     max_episodes: int = shared.MAX_EPISODES,
     max_rounds: Optional[int] = shared.MAX_ROUNDS,
+    assist: Optional[str] = shared.ASSIST,
     seed: int = shared.SEED,
     threads: Optional[int] = shared.THREADS,
     cache_dir: Optional[Path] = shared.CACHE_DIR,
@@ -39,7 +40,7 @@ def mcp(
     tools, ask = shared.build_services(
         databases, model=model, backend=backend, query_timeout=query_timeout, max_rows=max_rows, immutable=immutable,
         request_timeout=request_timeout, ask_timeout=ask_timeout, max_episodes=max_episodes,
-        max_rounds=max_rounds, seed=seed, threads=threads, cache_dir=cache_dir, api_key=api_key,
+        max_rounds=max_rounds, seed=seed, threads=threads, cache_dir=cache_dir, api_key=api_key, assist=assist,
     )  # fmt: skip
     server = build_server(tools, ask)
     try:

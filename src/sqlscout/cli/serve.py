@@ -27,6 +27,7 @@ REQUEST_TIMEOUT = typer.Option(30.0, help="Seconds one tool or score request may
 ASK_TIMEOUT = typer.Option(300.0, help="Seconds one ask episode may take.")
 MAX_EPISODES = typer.Option(8, help="Most ask episodes at once (more are refused as busy).")
 MAX_ROUNDS = typer.Option(None, help="Tool rounds before the agent must answer (default: the model's).")
+ASSIST = typer.Option(None, "--assist", help="Help for a model not trained on the protocol: a profile or a YAML file (default: the model's).")
 SEED = typer.Option(0, help="Sampling seed of ask (a request may give its own).")
 THREADS = typer.Option(None, help="CPU threads for llama-cpp (default: the cores idle at start).")
 CACHE_DIR = typer.Option(None, envvar="SQLSCOUT_CACHE_DIR", help="Model cache (default: $XDG_CACHE_HOME/sqlscout).")
@@ -60,10 +61,9 @@ def build_services(
     threads: Optional[int],
     cache_dir: Optional[Path],
     api_key: Optional[str],
+    assist: Optional[str] = None,
 ) -> tuple[Any, Any]:
     """The tool service, and the ask service when a model is given (loaded once, here)."""
-    from dataclasses import replace
-
     from sqlscout.env.sandbox import SandboxConfig
     from sqlscout.serve import AskService, Catalog, ServeConfig, ToolService
 
@@ -79,16 +79,18 @@ def build_services(
     if model is None:
         return tools, None
     from sqlscout.cli.ask import load_model
-    from sqlscout.models import model_defaults
+    from sqlscout.cli.settings import resolve_settings
     from sqlscout.runner import RunnerConfig
 
     try:
-        episode, sampling = model_defaults(model)
-        episode = replace(episode, max_rounds=max_rounds) if max_rounds else episode
-        runner = RunnerConfig(episode=episode, sampling=sampling, seed=seed, max_batch=max_episodes, sandbox=sandbox)
+        settings = resolve_settings(model, assist=assist, sets=[f"max_rounds={max_rounds}"] if max_rounds else None)
+        runner = RunnerConfig(
+            episode=settings.episode, assist=settings.assist, sampling=settings.sampling, seed=seed,
+            max_batch=max_episodes, sandbox=sandbox,
+        )
     except SqlscoutError as exc:
         fail(str(exc))
-    loaded = load_model(model, backend, cache_dir, threads=threads, slots=max_episodes, api_key=api_key)
+    loaded = load_model(model, backend, cache_dir, threads=threads, episodes=max_episodes, api_key=api_key)
     return tools, AskService(loaded, catalog, runner, config)
 
 
@@ -129,6 +131,7 @@ def serve(
     ask_timeout: float = ASK_TIMEOUT,
     max_episodes: int = MAX_EPISODES,
     max_rounds: Optional[int] = MAX_ROUNDS,
+    assist: Optional[str] = ASSIST,
     seed: int = SEED,
     threads: Optional[int] = THREADS,
     cache_dir: Optional[Path] = CACHE_DIR,
@@ -143,7 +146,7 @@ def serve(
     tools, ask = build_services(
         databases, model=model, backend=backend, query_timeout=query_timeout, max_rows=max_rows, immutable=immutable,
         request_timeout=request_timeout, ask_timeout=ask_timeout, max_episodes=max_episodes,
-        max_rounds=max_rounds, seed=seed, threads=threads, cache_dir=cache_dir, api_key=api_key,
+        max_rounds=max_rounds, seed=seed, threads=threads, cache_dir=cache_dir, api_key=api_key, assist=assist,
     )  # fmt: skip
     bound_host, bound_port = sock.getsockname()[:2]
     shown = f"[{bound_host}]" if ":" in bound_host else bound_host

@@ -17,6 +17,7 @@ from sqlscout.data.databases import MissingDb
 from sqlscout.data.jsonl import load_jsonl
 from sqlscout.data.spider import SPIDER_SPLITS, load_spider
 from sqlscout.data.spider_dk import load_spider_dk
+from sqlscout.data.splits import NAMED_SPLITS, named_split
 from sqlscout.data.spider_hardness import SPIDER_LEVELS
 from sqlscout.data.sqale import SQALE_LEVELS, load_sqale
 from sqlscout.errors import ConfigError
@@ -27,7 +28,7 @@ __all__ = ["BENCHMARKS", "DEFAULT_SPLITS", "LEVELS", "load_tasks"]
 BENCHMARKS = ("spider", "spider-dk", "bird", "bird-mini", "sqale", "jsonl")
 DEFAULT_SPLITS = {"spider": "dev", "spider-dk": "dev", "bird": "dev", "bird-mini": "mini-dev", "sqale": "test", "jsonl": None}
 SPLITS: dict[str, tuple[str, ...]] = {
-    "spider": tuple(SPIDER_SPLITS),
+    "spider": (*SPIDER_SPLITS, *NAMED_SPLITS),
     "spider-dk": ("dev",),
     "bird": tuple(BIRD_SPLITS),
     "sqale": ("train", "test"),
@@ -60,7 +61,9 @@ def load_tasks(
         benchmark: one of :data:`BENCHMARKS` (``bird-mini`` is ``bird`` with split ``mini-dev``).
         path: the benchmark's folder (or its questions file); for ``sqale`` a folder
             with ``queries/`` and ``schemas/``, or None for the hub.
-        split: ``dev`` (default), ``train``...; for SQaLe ``test`` (default) or ``train``.
+        split: ``dev`` (default), ``train``...; for SQaLe ``test`` (default) or ``train``;
+            for Spider also ``dev-tune`` and ``dev-report``, dev split by database
+            (:mod:`sqlscout.data.splits`).
         evidence: show BIRD's evidence notes (and a JSONL file's) to the model.
         phrasing: SQaLe only: a phrasing, several, or ``"all"``; default ``verbose``.
         difficulty: keep only questions of this level (or these levels).
@@ -93,7 +96,9 @@ def load_tasks(
     if path is None:
         raise ConfigError(f"{benchmark} needs the path of its folder or questions file")
     if benchmark == "spider":
-        tasks = load_spider(path, split=split or "dev", db_root=db_root, missing_db=missing_db, cache_dir=cache_dir)
+        named = split in NAMED_SPLITS
+        tasks = load_spider(path, split="dev" if named else split, db_root=db_root, missing_db=missing_db, cache_dir=cache_dir)
+        tasks = named_split(tasks, split) if named else tasks
     elif benchmark == "spider-dk":
         tasks = load_spider_dk(path, db_root, missing_db=missing_db)
     elif benchmark == "bird":

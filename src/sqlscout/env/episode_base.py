@@ -9,17 +9,15 @@ from dataclasses import dataclass
 
 from sqlscout.env.chat import ChatFormat, ChatML, Message
 from sqlscout.env.config import EpisodeConfig
-from sqlscout.env.grammar import ReplyGrammar, TurnKind, think_mode_after
-from sqlscout.env.prompts import LOOKING_TOOLS, PROMPT_VERSION, SchemaMode
+from sqlscout.env.grammar import ReplyGrammar
+from sqlscout.env.hooks import Hooks
+from sqlscout.env.prompts import PROMPT_VERSION, SchemaMode
 from sqlscout.env.sandbox import Database
 from sqlscout.env.task import Task
 from sqlscout.env.tokens import ApproxTokenCounter, TokenCounter
 from sqlscout.env.trace import AnswerSource, EpisodeResult, RoundRecord, Segment, SegmentKind, StopReason
 
 __all__ = ["EpisodeBase", "TurnRequest"]
-
-# With ``submit_tested``: how many of the latest queries that ran may be submitted.
-_SUBMITTABLE = 8
 
 
 @dataclass(frozen=True)
@@ -47,31 +45,29 @@ class EpisodeBase:
         *,
         chat: ChatFormat | None = None,
         counter: TokenCounter | None = None,
-        version: str = PROMPT_VERSION,
+        hooks: Hooks | None = None,
+        version: str | None = None,
     ) -> None:
         self.task = task
-        self.prompt_version = version
+        self.prompt_version = version or PROMPT_VERSION
         self.db = db
         self.config = config
         self.chat = chat or ChatML()
         self.counter = counter or ApproxTokenCounter()
-        self.messages = messages
-        prompt = self.chat.render(self.messages)
-        self.segments: list[Segment] = [Segment(SegmentKind.PROMPT, prompt, self.counter.count(prompt))]
+        self.hooks = hooks or Hooks()
         self.rounds: list[RoundRecord] = []
-        self.starts = 1  # fresh_start: how many times the transcript began at the prompt
+        self.starts = 1  # how many times the transcript began at a prompt (a Restart adds one)
         self._start_round = 0  # the rounds before this index belong to an earlier start
-        self.tokens_used = self.segments[0].n_tokens
         self.last_good_sql: str | None = None
-        self._tested: list[str] = []  # queries that ran without error, as written (submit_tested)
-        self._must_submit = False  # after a loop, the next reply may only submit a tested query
-        self._look_first = False  # after a failed query was repeated, the next reply may only look
-        self._focus = False  # focus_after_rows: the last reply's query returned rows; run or submit next
-        self._schema_shown = config.schema is SchemaMode.FULL  # or, withheld, a fresh start shows what was read
-        # draft_first: the first reply is the query in a ```sql block (the schema is shown)
-        self._drafts = config.draft_first and config.schema is SchemaMode.FULL
+        self.tested: list[str] = []  # queries that ran without error, as written, latest last
+        # Whether the prompt shows CREATE TABLE statements (a layer may show them later).
+        self.schema_shown = config.schema is SchemaMode.FULL
         self._started = time.perf_counter()
         self._result: EpisodeResult | None = None
+        self.messages = self.hooks.prompt(self, messages)
+        prompt = self.chat.render(self.messages)
+        self.segments: list[Segment] = [Segment(SegmentKind.PROMPT, prompt, self.counter.count(prompt))]
+        self.tokens_used = self.segments[0].n_tokens
 
     @property
     def done(self) -> bool:
@@ -98,55 +94,26 @@ class EpisodeBase:
         return TurnRequest(self.transcript, max(1, left), self.chat.stop, final, self._constraint(final))
 
     def _constraint(self, final: bool) -> ReplyGrammar | None:
-        if not self.config.constrain:
-            return None
-        think = think_mode_after(getattr(self.chat, "assistant_prefix", ""), getattr(self.chat, "template", None))
-        if final or (self._drafts and not self._live_rounds):
-            return ReplyGrammar(TurnKind.FINAL_SQL, think)
-        tools, max_calls, tables = self._guide() if self.config.guided_start else (None, 4, None)
-        if self._must_submit:
-            tools, max_calls = ("submit_sql",), 1
-        elif self._look_first:
-            tools, max_calls = LOOKING_TOOLS, 2
-        elif self._focus:
-            tools = ("run_query", "submit_sql")
-        elif self._surveyed():
-            tools, max_calls = ("run_query",), 1
-        return ReplyGrammar(
-            TurnKind.CALLS,
-            think,
-            max_calls=max_calls,
-            reasoning_lines=self.config.reasoning_lines,
-            tools=tools,
-            submittable=tuple(self._tested[-_SUBMITTABLE:]) if self.config.submit_tested else None,
-            tables=tables,
-        )
+        return self.hooks.constraint(self, final)
 
-    def _guide(self) -> tuple[tuple[str, ...] | None, int, tuple[str, ...] | None]:
-        """``guided_start``: the tools the next reply may call, how many calls, and the table
-        names a table argument may take (once the model has seen them)."""
-        full = self._schema_shown
-        rounds = self._live_rounds
-        listed = full or any(c.tool == "list_tables" and c.ok for r in rounds for c in r.calls)
-        tables = tuple(self.db.schema.table_names) if listed and self.db.schema.table_names else None
-        if not rounds:
-            return (("run_query",) if full else ("list_tables",)), 1, tables
-        if len(rounds) == 1 and not full and listed:
-            return ("describe_table",), 4, tables
-        return None, 4, tables
+    def opening_messages(self, *, schema_sql: str | None = None) -> list[Message]:
+        """This kind of episode's opening messages for its question, with ``schema_sql``
+        as the schema (a layer of help rebuilds the prompt with it)."""
+        raise NotImplementedError
 
     @property
-    def _live_rounds(self) -> list[RoundRecord]:
-        """The rounds the transcript holds (those since the last fresh start)."""
+    def live_rounds(self) -> list[RoundRecord]:
+        """The rounds the transcript holds (those since it last began at a prompt)."""
         return self.rounds[self._start_round :]
 
-    def _surveyed(self) -> bool:
-        """``query_after_survey``: the schema is withheld, a table was described, and no
-        query has been tried yet."""
-        if not self.config.query_after_survey or self._schema_shown:
-            return False
-        calls = [c for r in self._live_rounds for c in r.calls]
-        return any(c.tool == "describe_table" and c.ok for c in calls) and not any(c.tool == "run_query" for c in calls)
+    @property
+    def tool_rounds(self) -> int:
+        """Exploration rounds so far, over every start (what ``max_rounds`` counts)."""
+        return sum(1 for r in self.rounds if not r.final)
+
+    @property
+    def rounds_left(self) -> int:
+        return self.config.max_rounds - self.tool_rounds
 
     def result(self) -> EpisodeResult:
         if self._result is None:

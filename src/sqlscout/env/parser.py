@@ -48,10 +48,13 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class ParsedTurn:
-    """The calls found in one model reply, and what could not be read."""
+    """The calls found in one model reply, and what could not be read. ``notes`` (by the
+    position of a call) is what the environment says before a call's result: a layer
+    beside the protocol (:mod:`sqlscout.env.hooks`) notes there a call it changed."""
 
     calls: list[ToolCall] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)
+    notes: dict[int, str] = field(default_factory=dict)
 
 
 def strip_reasoning(text: str) -> str:

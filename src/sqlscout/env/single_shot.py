@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from sqlscout.env.chat import ChatFormat
+from sqlscout.env.chat import ChatFormat, Message
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.episode_base import EpisodeBase
+from sqlscout.env.hooks import Hooks
 from sqlscout.env.trace import AnswerSource, StopReason
 from sqlscout.env.parser import extract_final_sql
 from sqlscout.env.prompts import SchemaMode, single_shot_messages
@@ -37,8 +38,8 @@ class SingleShotEpisode(EpisodeBase):
     """One question answered in one model turn from the full schema.
 
     The config's ``token_budget`` and ``max_turn_tokens`` bound the answer; its schema
-    regime is always ``full`` (recorded as such in the result), with the config's
-    ``example_values`` per column, as the agent's full schema has them.
+    regime is always ``full`` (recorded as such in the result). ``hooks`` may change its
+    prompt and ask for a grammar (:mod:`sqlscout.env.hooks`); its reply is the answer.
     """
 
     def __init__(
@@ -49,12 +50,12 @@ class SingleShotEpisode(EpisodeBase):
         *,
         chat: ChatFormat | None = None,
         counter: TokenCounter | None = None,
+        hooks: Hooks | None = None,
+        version: str | None = None,
     ) -> None:
         config = replace(config or EpisodeConfig(), schema=SchemaMode.FULL)
-        schema_sql = schema_text(db, config.example_values)
-        messages = single_shot_messages(task.question, schema_sql=schema_sql, evidence=task.evidence)
-        version = config.prompt_version(single_shot=True)
-        super().__init__(task, db, config, messages, chat=chat, counter=counter, version=version)
+        messages = single_shot_messages(task.question, schema_sql=schema_text(db), evidence=task.evidence)
+        super().__init__(task, db, config, messages, chat=chat, counter=counter, hooks=hooks, version=version)
         if self.tokens_used >= self.config.token_budget:
             self._finish(None, AnswerSource.NONE, StopReason.BUDGET_EXHAUSTED)
 
@@ -72,3 +73,7 @@ class SingleShotEpisode(EpisodeBase):
         reason = StopReason.BUDGET_EXHAUSTED if finish_reason == "length" else StopReason.ANSWERED
         self._finish(sql, AnswerSource.DIRECT if sql else AnswerSource.NONE, reason)
         return None
+
+    def opening_messages(self, *, schema_sql: str | None = None) -> list[Message]:
+        """The single-shot prompt for this episode's question, with ``schema_sql`` as the schema."""
+        return single_shot_messages(self.task.question, schema_sql=schema_sql or schema_text(self.db), evidence=self.task.evidence)

@@ -16,16 +16,17 @@ __all__ = ["AnswerSource", "CallRecord", "EpisodeResult", "RoundRecord", "Segmen
 
 
 class StopReason(str, Enum):
-    """Why exploration ended."""
+    """Why exploration ended. The plain protocol ends on the first six; a layer of help
+    (:mod:`sqlscout.env.hooks`) may end it for the next two."""
 
     SUBMITTED = "submitted"  # the model called submit_sql
     ANSWERED = "answered"  # the model replied with SQL and no tool call
     ROUND_LIMIT = "round_limit"  # all tool rounds used; final turn forced
     FAILED_QUERY_LIMIT = "failed_query_limit"  # too many failed run_query in a row; final turn forced
     BUDGET_EXHAUSTED = "budget_exhausted"  # the token budget ran out
-    REPEATED_CALLS = "repeated_calls"  # a reply only repeated earlier calls (end_on_repeat); final turn forced
-    RERUN = "rerun"  # a run_query ran again a query that had run (rerun_submits): taken as the answer
     BACKEND_ERROR = "backend_error"  # the model backend failed; see EpisodeResult.error
+    REPEATED_CALLS = "repeated_calls"  # a reply only repeated earlier calls; final turn forced
+    RERUN = "rerun"  # a run_query ran again a query that had run: taken as the answer
 
 
 class AnswerSource(str, Enum):
@@ -35,7 +36,8 @@ class AnswerSource(str, Enum):
     DIRECT = "direct"  # SQL in a reply without tool calls
     FINAL_TURN = "final_turn"  # the answer to the forced final turn
     FALLBACK = "fallback"  # the last query that ran without error
-    RERUN = "rerun"  # a query that had run, sent to run_query again (rerun_submits)
+    RERUN = "rerun"  # a query that had run, sent to run_query again
+    DRAFT = "draft"  # a first query written as single-shot writes it, which ran
     NONE = "none"  # nothing to answer with
 
 
@@ -148,7 +150,7 @@ class EpisodeResult:
             **{
                 **data,
                 "task": Task.from_dict(data["task"]),
-                "config": EpisodeConfig(**data["config"]),
+                "config": EpisodeConfig.from_dict(data["config"]),
                 "rounds": rounds,
                 "answer_source": AnswerSource(data["answer_source"]),
                 "stop_reason": StopReason(data["stop_reason"]),

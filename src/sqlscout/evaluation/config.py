@@ -21,6 +21,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from sqlscout.assist.profile import PROFILES, Profile
 from sqlscout.backends.base import SamplingParams
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.errors import ConfigError
@@ -44,6 +45,7 @@ class EvalConfig:
         backend: backend name (None: the loader's choice for the model).
         mode: ``agent`` or ``single-shot`` (single-shot always shows the full schema).
         episode: episode limits and the schema regime (``withheld`` or ``full``).
+        assist: the profile of help beside the protocol (``none``: the plain protocol).
         sampling: sampling settings (temperature 0.6, top-p 0.95, top-k 20 by default).
         samples: episodes per question (>= 1); above 1, pass@k and majority vote are reported.
         select_by: ``none``, or ``vote``: each question's answer is the query most of its
@@ -58,9 +60,9 @@ class EvalConfig:
         select: which ``limit`` questions: ``first`` in file order, or ``random`` (a
             sample drawn with ``seed``, kept in file order).
         evidence: show BIRD-style evidence notes when the benchmark has them.
-        prompt_version: the prompt version the run's episodes record (None: the one the
-            episode config and mode give, :meth:`EpisodeConfig.prompt_version`; hint and
-            prompt options included, so a resume under other hints is refused).
+        prompt_version: the version the run's episodes record (None: the protocol's prompt
+            version and the profile's, :meth:`Profile.episode_version`, derived from the
+            rules and their source, so a resume under other help is refused).
         parameters: the model's parameter count when the backend knows it (for compute).
         extra: anything else a caller wants recorded and compared (e.g. loader options).
     """
@@ -71,6 +73,7 @@ class EvalConfig:
     backend: str | None = None
     mode: RunMode = RunMode.AGENT
     episode: EpisodeConfig = field(default_factory=EpisodeConfig)
+    assist: Profile = field(default_factory=lambda: PROFILES["none"])
     sampling: SamplingParams = field(default_factory=SamplingParams)
     samples: int = 1
     select_by: str = "none"
@@ -89,7 +92,8 @@ class EvalConfig:
     def __post_init__(self) -> None:
         object.__setattr__(self, "mode", RunMode(self.mode))
         if self.prompt_version is None:
-            version = self.episode.prompt_version(single_shot=self.mode is RunMode.SINGLE_SHOT)
+            single = self.mode is RunMode.SINGLE_SHOT
+            version = self.assist.episode_version(self.episode.prompt_version(), single_shot=single)
             object.__setattr__(self, "prompt_version", version)
         if self.samples < 1:
             raise ConfigError(f"samples must be >= 1, got {self.samples}")
@@ -118,6 +122,7 @@ class EvalConfig:
         return RunnerConfig(
             sandbox=sandbox or SandboxConfig(),
             episode=self.episode,
+            assist=self.assist,
             sampling=self.sampling,
             max_batch=max_batch,
             tool_workers=tool_workers,
@@ -129,6 +134,7 @@ class EvalConfig:
         data = asdict(self)
         data["mode"] = self.mode.value
         data["episode"] = self.episode.to_dict()
+        data["assist"] = self.assist.to_dict()
         data["sampling"] = {**asdict(self.sampling), "stop": list(self.sampling.stop)}
         return data
 

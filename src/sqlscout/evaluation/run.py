@@ -28,6 +28,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from sqlscout.assist.profile import PROFILES
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.trace import EpisodeResult, StopReason
 from sqlscout.errors import BackendError, ConfigError, DataError
@@ -189,13 +190,34 @@ class GoldScorer:
             self.cache.close()
 
 
+# The switches of help an episode config had before help was a layer (sqlscout.assist),
+# at their defaults then: a stored run with them so ran the plain protocol.
+_RETIRED = {
+    **dict.fromkeys(
+        "constrain defer_mixed_submit worked_example end_on_repeat submit_hint guided_start submit_tested "
+        "query_hints draft_first rerun_submits focus_after_rows query_after_survey restate_question fresh_start".split(),
+        False,
+    ),
+    "example_values": 0,
+    "reasoning_lines": 3,
+}
+
+
 def _with_new_options(settings: dict[str, Any]) -> dict[str, Any]:
-    """Stored settings with the episode options added since at their defaults: every
-    option is off by default, as the run was before it existed."""
+    """Stored settings read as today's: episode options added since at their defaults
+    (every option is off by default, as the run was before it existed); a run stored
+    before help was a layer of its own ran the plain protocol where none of its old
+    switches was on (they are dropped), and a switch that was on stays, so that a resume
+    under other help is refused."""
     episode = settings.get("episode")
     if not isinstance(episode, dict):
         return settings
-    return {**settings, "episode": {**EpisodeConfig().to_dict(), **episode}}
+    known = EpisodeConfig().to_dict()
+    kept = {k: v for k, v in episode.items() if k in known or _RETIRED.get(k, object()) != v}
+    upgraded = {**settings, "episode": {**known, **kept}}
+    if "assist" not in settings:
+        upgraded["assist"] = PROFILES["none"].to_dict()
+    return upgraded
 
 
 def _prepare(run: RunDir, settings: dict[str, Any], identity: dict[str, Any], environment: dict[str, Any], resume: bool) -> int:

@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any, Callable
 
+from sqlscout.assist.profile import Profile, get_profile
 from sqlscout.backends.base import Backend, SamplingParams
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.errors import BackendError, ConfigError
@@ -70,23 +71,23 @@ def resolve_model(model: str) -> ModelSpec:
     raise AssertionError("unreachable")
 
 
-def model_defaults(model: str) -> tuple[EpisodeConfig, SamplingParams]:
-    """The episode and sampling settings ``model`` runs with unless told otherwise: its
-    preset's, else the seed card's defaults (SPEC §4), without per-token log-probabilities:
-    answering never reads them, and llama.cpp pays for them on every token (constrained
-    0.5B decoding, one thread: 16.5 tokens/s with them, 18.2 without); the trainer asks
-    for them itself.
+def model_defaults(model: str) -> tuple[EpisodeConfig, SamplingParams, Profile]:
+    """The episode, sampling and help settings ``model`` runs with unless told otherwise:
+    its preset's, else the seed card's defaults (SPEC §4) and the plain protocol, without
+    per-token log-probabilities: answering never reads them, and llama.cpp pays for them
+    on every token (constrained 0.5B decoding, one thread: 16.5 tokens/s with them, 18.2
+    without); the trainer asks for them itself.
 
-    >>> episode, sampling = model_defaults("qwen2.5-coder-0.5b")
-    >>> episode.token_budget, sampling.temperature
-    (12288, 0.6)
-    >>> model_defaults("http://127.0.0.1:8000/v1") == (EpisodeConfig(), SamplingParams(logprobs=False))
+    >>> episode, sampling, assist = model_defaults("qwen2.5-coder-0.5b")
+    >>> episode.token_budget, sampling.temperature, "constrain" in assist.rules
+    (12288, 0.6, True)
+    >>> model_defaults("http://127.0.0.1:8000/v1") == (EpisodeConfig(), SamplingParams(logprobs=False), get_profile("none"))
     True
     """
     preset = resolve_model(model).preset
     if preset is None:
-        return EpisodeConfig(), SamplingParams(logprobs=False)
-    return preset.episode, replace(preset.sampling, logprobs=False)
+        return EpisodeConfig(), SamplingParams(logprobs=False), get_profile("none")
+    return preset.episode, replace(preset.sampling, logprobs=False), get_profile(preset.assist)
 
 
 def open_backend(

@@ -14,7 +14,7 @@ local path, an http(s) URL of an OpenAI-compatible server, or a hub id
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from sqlscout.backends.base import SamplingParams
 from sqlscout.env.config import EpisodeConfig
@@ -69,6 +69,8 @@ class Preset:
         gguf: the part packages of a GGUF preset.
         sampling: the sampling settings to use by default.
         episode: the episode limits to use by default.
+        assist: the profile of help it runs with by default (``none``: the plain
+            protocol, for a model trained on it).
         licence: the upstream weights' licence (the part packages ship none).
     """
 
@@ -79,6 +81,7 @@ class Preset:
     gguf: GgufParts | None = None
     sampling: SamplingParams = field(default_factory=SamplingParams)
     episode: EpisodeConfig = field(default_factory=EpisodeConfig)
+    assist: str = "none"
     licence: str = "Apache-2.0"
 
     def __post_init__(self) -> None:
@@ -88,31 +91,11 @@ class Preset:
 
 # Qwen2.5-Coder-Instruct does not think; a turn longer than this is a model that lost
 # its way (a call line holds one query: 99 % of BIRD dev's gold queries are under 420
-# characters, the longest 1,446), and capping it keeps the offline demo within minutes
-# on two cores: 5 replies of 768 tokens, each a clause repeated until the cap, were a
-# fifth of the tokens of a 100-question Spider run. It was
-# never trained on the tool protocol, so its replies are decoded under the grammar, with
-# the protocol help that measured best (docs/evaluation.md, "Protocol help"): calls
-# without prose, a first reply that tests a query (or lists the tables), submissions
-# held to queries that ran, a loop of repeated calls ended, failed queries answered
-# with a repair hint; with the schema withheld, the reply after the tables are described
-# tests a query, and each result ends with the question again. Its own regime is the full
-# schema (what `ask` and `demo` use); `eval` still asks for --schema.
-_SMALL_EPISODE = EpisodeConfig(
-    max_rounds=6,
-    token_budget=12_288,
-    max_turn_tokens=512,
-    schema=SchemaMode.FULL,
-    constrain=True,
-    end_on_repeat=True,
-    submit_hint=True,
-    guided_start=True,
-    submit_tested=True,
-    reasoning_lines=0,
-    query_hints=True,
-    query_after_survey=True,
-    restate_question=True,
-)
+# characters), and capping it keeps the offline demo within minutes on two cores. Its own
+# regime is the full schema (what `ask` and `demo` use); `eval` still asks for --schema.
+# It was never trained on the tool protocol: its preset names a profile of help
+# (sqlscout.assist; what each measured where it was not chosen: docs/evaluation.md).
+_SMALL_EPISODE = EpisodeConfig(max_rounds=6, token_budget=12_288, max_turn_tokens=512, schema=SchemaMode.FULL)
 
 PRESETS: dict[str, Preset] = {
     p.name: p
@@ -137,11 +120,8 @@ PRESETS: dict[str, Preset] = {
                 size=1_117_320_768,
                 filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
             ),
-            # fresh_start (version 3): on 100 Spider questions, schema withheld, it fired in 4
-            # episodes (2 then right, 3 submitted; the same 4 without it: none right, 1
-            # submitted), 65 % against 62 % without it on the same machine; schema shown,
-            # it fired once (submitted, right), 67 %.
-            episode=replace(_SMALL_EPISODE, fresh_start=True),
+            episode=_SMALL_EPISODE,
+            assist="guided",
         ),
         Preset(
             name="qwen2.5-coder-0.5b",
@@ -155,14 +135,8 @@ PRESETS: dict[str, Preset] = {
                 size=491_400_064,
                 filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
             ),
-            # The worked example helped the 0.5B (46 and 47 % on 100 Spider questions against
-            # 40-44 % without it, single-shot 40-42 %) but not the 1.5B (60 %; 58-64 % without).
-            # fresh_start: in its 100-question Spider run (hints version 12) it fired in 9
-            # episodes with nothing tested: 2 then submitted, 1 right; the 9 had none right
-            # before. Version 3 with the schema withheld (also two rounds before the end, the
-            # prompt showing the tables read and those one foreign key away): 47 % and submit
-            # rate 90 % on the 100 (43 % and 84 % with version 2).
-            episode=replace(_SMALL_EPISODE, worked_example=True, fresh_start=True),
+            episode=_SMALL_EPISODE,
+            assist="guided-example",
         ),
     ]
 }

@@ -244,10 +244,6 @@ class RolloutConfig(_Section):
         _require(self.sampling.temperature > 0, f"sampling.temperature must be > 0 to sample a group, got {self.sampling.temperature}")
         _require(self.sampling.logprobs, "sampling.logprobs must be true: the update needs the sampler's log-probabilities")
         _require(self.sampling.seed is None, "sampling.seed must be null: turn seeds derive from the run's seed")
-        _require(
-            not self.episode.fresh_start,
-            "episode.fresh_start must be false: a rollout is trained as one transcript, and a fresh start drops its earlier replies",
-        )
         return self
 
     def runner_config(self, seed: int) -> RunnerConfig:

@@ -13,7 +13,7 @@ import re
 from typing import Callable
 
 from sqlscout.env.schema import ForeignKey, Schema, Table
-from sqlscout.env.sqltext import (
+from sqlscout.assist.sqltext import (
     COMPOUND,
     Hint,
     IDENT,

@@ -1,9 +1,11 @@
-"""Reading a query's text without a SQL parser: the tables its ``FROM`` clauses name and
-the aliases it gives them, its literals blanked out, the conditions its top-level ``AND``
-joins, and one name written in it replaced by another.
+"""Reading a query: the tables its ``FROM`` clauses name, the aliases it gives them and
+which of them a name can see (read with sqlglot's parser and scopes, in the engine's
+dialect; with regular expressions only where the query does not parse), its literals
+blanked out, the conditions its top-level ``AND`` joins, and one name written in it
+replaced by another.
 
-The shared ground of :mod:`sqlscout.env.hints` (the repair hints for a failed
-``run_query``) and :mod:`sqlscout.env.clause_repairs` (the repairs that move a clause).
+The shared ground of :mod:`sqlscout.assist.hints` (the repair hints for a failed
+``run_query``) and :mod:`sqlscout.assist.clause_repairs` (the repairs that move a clause).
 
 >>> sql = "SELECT name FROM t WHERE name = 'a JOIN b'"
 >>> blank_literals(sql).count("JOIN"), len(blank_literals(sql)) == len(sql)
@@ -70,16 +72,107 @@ def query_sources(schema: Schema, sql: str, at: int | None = None) -> dict[str, 
     return sources
 
 
-def visible_sources(schema: Schema, sql: str, at: int | None) -> list[tuple[int, Table, re.Match[str]]]:
-    """(nesting depth, table, match) of each table named after FROM, JOIN or a comma in
-    ``sql``; with ``at``, only those a name at that offset can see. A table is visible
-    from its own (sub)query and those inside it, not from a subquery beside it nor from
-    another arm of a compound query (``UNION``, ``INTERSECT``, ``EXCEPT``) at its level."""
+def visible_sources(
+    schema: Schema, sql: str, at: int | None, dialect: str = "sqlite"
+) -> list[tuple[int, Table, SourceRef | re.Match[str]]]:
+    """(nesting depth, table, where it is written) of each table ``sql`` reads; with
+    ``at`` (the offset of a name in ``sql``), only those that name can see: its own
+    (sub)query's and those of the queries around it, not a subquery's beside or inside it
+    nor another arm's of a compound query (``UNION``, ``INTERSECT``, ``EXCEPT``). Read with
+    sqlglot's scopes; a query it cannot parse is read with regular expressions."""
+    parsed = _parsed_sources(schema, sql, at, dialect)
+    return parsed if parsed is not None else _pattern_sources(schema, sql, at)
+
+
+@dataclass(frozen=True)
+class SourceRef:
+    """Where a table a query reads is written: its name's span and its alias's (``end``
+    inclusive offsets become Python's exclusive ones), read as a regular-expression
+    match of :data:`SOURCE` is (``group``, ``start``, ``end``)."""
+
+    sql: str
+    table: tuple[int, int]
+    alias: tuple[int, int] | None
+
+    def group(self, name: str) -> str | None:
+        span = self.table if name == "table" else self.alias
+        return None if span is None else self.sql[span[0] : span[1]]
+
+    def start(self, name: str = "table") -> int:
+        return (self.table if name == "table" else self.alias or self.table)[0]
+
+    def end(self, name: str | None = None) -> int:
+        if name == "table":
+            return self.table[1]
+        return (self.alias or self.table)[1]
+
+
+def _parsed_sources(
+    schema: Schema, sql: str, at: int | None, dialect: str
+) -> list[tuple[int, Table, SourceRef | re.Match[str]]] | None:
+    """:func:`visible_sources` through sqlglot; None when the query does not parse (or its
+    tables carry no positions)."""
+    import sqlglot
+    from sqlglot import exp
+    from sqlglot.errors import SqlglotError
+    from sqlglot.optimizer.scope import traverse_scope
+
+    try:
+        tree = sqlglot.parse_one(sql, read=dialect)
+        scopes = traverse_scope(tree)
+    except (SqlglotError, ValueError, KeyError, RecursionError):
+        return None
+    tables = {t.name.lower(): t for t in schema.tables}
+    seen: set[int] | None = None
+    if at is not None:
+        for scope in scopes:
+            if any(_start(c) == at for c in scope.columns):
+                chain, node = set(), scope
+                while node is not None:
+                    chain.add(id(node))
+                    node = node.parent
+                seen = chain
+                break
+        if seen is None:
+            return None  # the name is not a column sqlglot placed: read the text instead
+    found: list[tuple[int, Table, SourceRef | re.Match[str]]] = []
+    for scope in scopes:
+        if seen is not None and id(scope) not in seen:
+            continue
+        depth, node = 0, scope.parent
+        while node is not None:
+            depth, node = depth + 1, node.parent
+        for source in scope.sources.values():
+            if not isinstance(source, exp.Table) or not isinstance(source.this, exp.Identifier):
+                continue
+            table = tables.get(source.name.lower())
+            where = source.this.meta
+            if table is None or "start" not in where:
+                continue
+            alias = source.args.get("alias")
+            alias_meta = alias.this.meta if alias is not None and isinstance(alias.this, exp.Identifier) else {}
+            alias_span = (alias_meta["start"], alias_meta["end"] + 1) if "start" in alias_meta else None
+            found.append((depth, table, SourceRef(sql, (where["start"], where["end"] + 1), alias_span)))
+    found.sort(key=lambda f: f[2].start())
+    return found
+
+
+def _start(column: object) -> int | None:
+    """Where a column reference begins in the text: its qualifier's offset, or its name's."""
+    from sqlglot import exp
+
+    assert isinstance(column, exp.Column)
+    first = column.args.get("table") or column.this
+    return first.meta.get("start") if isinstance(first, exp.Identifier) else None
+
+
+def _pattern_sources(schema: Schema, sql: str, at: int | None) -> list[tuple[int, Table, SourceRef | re.Match[str]]]:
+    """:func:`visible_sources` by regular expressions, for a query sqlglot cannot parse."""
     tables = {t.name.lower(): t for t in schema.tables}
     spans = _paren_spans(sql)
     seen_from = None if at is None else [sp for sp in spans if sp[0] < at < sp[1]]
     breaks = [(m.start(), _innermost(spans, m.start())) for m in COMPOUND.finditer(blank_literals(sql))]
-    found = []
+    found: list[tuple[int, Table, SourceRef | re.Match[str]]] = []
     for match in SOURCE.finditer(sql):
         table = tables.get(bare(match.group("table")).lower())
         if table is None:

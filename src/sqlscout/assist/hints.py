@@ -8,7 +8,8 @@ resubmits the same query until the episode ends. A hint that reads the failing q
 ``FROM`` clause can say which table each alias is, where the column really is, and, when
 one substitution repairs the query and the repaired query compiles, show it.
 
-Pure Python over the schema already read; no SQL parser.
+The failing query is read with sqlglot where it parses (:mod:`sqlscout.assist.sqltext`);
+the error is sorted by the engine's table of messages (:mod:`sqlscout.assist.engine_errors`).
 
 >>> from sqlscout.env.schema import Column, Schema, Table
 >>> col = lambda n: Column(n, "TEXT", False, False)
@@ -25,13 +26,13 @@ import difflib
 import re
 from typing import Callable
 
+from sqlscout.assist.engine_errors import ErrorCategory, classify
 from sqlscout.env.schema import ForeignKey, Schema, Table
-from sqlscout.env.clause_repairs import aggregate_repair, ambiguity_repair, where_after_joins
-from sqlscout.env.sqltext import (
+from sqlscout.assist.clause_repairs import aggregate_repair, ambiguity_repair, where_after_joins
+from sqlscout.assist.sqltext import (
     Hint,
     IDENT,
     QUOTED,
-    SOURCE,
     bare,
     corrected,
     blank_literals,
@@ -48,12 +49,6 @@ from sqlscout.env.sqltext import (
     visible_sources,
 )
 
-_NAME_PART = rf"(?:{QUOTED}|[^\s.]+)"  # one part of a name in an error message
-_NO_SUCH_COLUMN = re.compile(rf"no such column: ({_NAME_PART}(?:\.{_NAME_PART})?)")
-_NO_SUCH_TABLE = re.compile(rf"no such table: ({_NAME_PART})")
-_AGGREGATE = re.compile(r"misuse of (?:aggregate|window function)|HAVING clause on a non-aggregate query")
-_AMBIGUOUS = re.compile(rf"ambiguous column name: ({_NAME_PART})$")
-_NEAR_JOIN = re.compile(r'near "(?:JOIN|LEFT|INNER|CROSS|NATURAL)": syntax error', re.IGNORECASE)
 _STAR = re.compile(r"\bSELECT\s+(?:DISTINCT\s+|ALL\s+)?(?:[\w$]+\.)?\*", re.IGNORECASE)
 _MAX_COLUMNS = 25  # a table listed in a hint shows at most this many columns
 
@@ -113,25 +108,28 @@ def chained_repair(
 
 
 def repair_hint(
-    schema: Schema, sql: str, error: str, compiles: Callable[[str], bool] | None = None, question: str | None = None
+    schema: Schema,
+    sql: str,
+    error: str,
+    compiles: Callable[[str], bool] | None = None,
+    question: str | None = None,
+    engine: str = "sqlite",
 ) -> Hint | None:
     """:func:`query_hint` with the repaired query it shows, if any. ``question``, when
     given, decides between reading another table in place of one that lacks a joined
     column and joining the table that has it: a table the question names is kept."""
-    if _AGGREGATE.search(error):
+    category, name = classify(error, engine)
+    if category is ErrorCategory.AGGREGATE_MISUSE:
         return aggregate_repair(schema, sql, compiles, question)
-    if _NEAR_JOIN.search(error):
+    if category is ErrorCategory.JOIN_SYNTAX:
         return where_after_joins(sql, compiles)
-    ambiguous = _AMBIGUOUS.search(error)
-    if ambiguous is not None:
-        return ambiguity_repair(schema, sql, bare(ambiguous.group(1)), compiles, question)
-    unknown_table = _NO_SUCH_TABLE.search(error)
-    if unknown_table is not None:
-        return _table_name_repair(schema, sql, bare(unknown_table.group(1)), compiles)
-    match = _NO_SUCH_COLUMN.search(error)
-    if match is None:
+    if category is ErrorCategory.AMBIGUOUS_COLUMN and name is not None:
+        return ambiguity_repair(schema, sql, bare(name), compiles, question)
+    if category is ErrorCategory.UNKNOWN_TABLE and name is not None:
+        return _table_name_repair(schema, sql, bare(name), compiles)
+    if category is not ErrorCategory.UNKNOWN_COLUMN or name is None:
         return None
-    written = match.group(1)
+    written = name
     qualifier, _, column = written.rpartition(".")
     column = bare(column)
     where = reference(sql, written)
@@ -238,7 +236,7 @@ def _table_swap(
     if the question names ``ref`` and not that table (then ``ref`` is wanted, joined to the
     table that has ``column``)."""
     blank = blank_literals(sql)
-    reads = [m for m in SOURCE.finditer(sql) if bare(m.group("table")).lower() == ref.name.lower()]
+    reads = [m for _, t, m in visible_sources(schema, sql, None) if t is ref]
     if len(reads) != 1:
         return None
     through = re.compile(rf"(?<![\w.$]){re.escape(qualifier)}\.(?P<column>{IDENT})", re.IGNORECASE)
