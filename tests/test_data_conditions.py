@@ -6,7 +6,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import SPIDER, spider_db
+from conftest import SPIDER, spider_db, needs_shared_data
 
 from sqlscout.data import load_tasks
 from sqlscout.data.conditions import Condition, apply_condition
@@ -51,6 +51,7 @@ def test_distractors_are_gold_plus_k_others_chosen_by_the_seed(spider_dev, tmp_p
     assert len(table_names(everything.db_path)) == 6  # fewer others than K: all kept
 
 
+@needs_shared_data
 def test_reduced_databases_keep_foreign_keys_among_kept_tables_only(tmp_path):
     source = spider_db("college_1")  # table constraints written without commas between them
     build_subset(source, ["CLASS", "COURSE"], tmp_path / "sub.sqlite")

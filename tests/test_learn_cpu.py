@@ -13,7 +13,7 @@ import pytest
 from sqlscout.errors import ConfigError
 from sqlscout.train.config import LoraConfig, LossConfig, ModelConfig, OptimConfig, load_config
 
-from conftest import SPIDER
+from conftest import SPIDER, needs_shared_data
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -42,6 +42,7 @@ def test_a_missing_gguf_file_is_one_clear_config_error(tmp_path: Path) -> None:
         build_policy(config, kl_enabled=True, seed=0)
 
 
+@needs_shared_data
 def test_training_questions_leave_out_the_evaluation_slice_and_its_paraphrases() -> None:
     learn = _script()
     held = learn.eval_slice(SPIDER, 50)

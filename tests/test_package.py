@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import DATA, REPO
+from conftest import CHINOOK, REPO
 
 import sqlscout
 
@@ -46,13 +46,10 @@ def test_module_all_resolves(module_name: str) -> None:
 
 
 @pytest.fixture
-def beside_the_data(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Docstring examples open ``../shared/data/...`` as from a checkout's root; build
-    that layout around the data wherever it lives and run from there."""
-    (tmp_path / "shared").mkdir()
-    (tmp_path / "shared" / "data").symlink_to(DATA, target_is_directory=True)
-    (tmp_path / "checkout").mkdir()
-    monkeypatch.chdir(tmp_path / "checkout")
+def beside_the_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Docstring examples open files of the checkout (the bundled Chinook, the small Spider
+    fixture) by their paths from its root: run them from there."""
+    monkeypatch.chdir(REPO)
 
 
 @pytest.mark.parametrize("module_name", ENVIRONMENT_MODULES)
@@ -92,7 +89,7 @@ def test_running_an_episode_and_scoring_loads_nothing_heavy() -> None:
     loaded = _loaded_after(
         "from sqlscout import *\n"
         "from sqlscout.backends.scripted import ScriptedBackend\n"
-        f"db = Database({str(DATA / 'chinook' / 'Chinook_Sqlite.sqlite')!r})\n"
+        f"db = Database({str(CHINOOK)!r})\n"
         "backend = ScriptedBackend(['{\"tool\": \"submit_sql\", \"args\": {\"sql\": \"SELECT COUNT(*) FROM Genre\"}}'])\n"
         "(rollout,) = run_all(backend, [Task('q', 'How many genres?', db.path)])\n"
         "r = rollout.result\n"

@@ -209,17 +209,13 @@ def test_config_is_validated_and_recorded() -> None:
     "module_name",
     ["sqlscout.runner", "sqlscout.env.single_shot", "sqlscout.backends.scripted", "sqlscout.backends.chat_template"],
 )
-def test_docstring_examples_run(module_name: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_docstring_examples_run(module_name: str, monkeypatch: pytest.MonkeyPatch) -> None:
     import doctest
     import importlib
 
-    from conftest import DATA
+    from conftest import REPO
 
-    # The examples open ../shared/data/... as from a checkout's root.
-    (tmp_path / "shared").mkdir()
-    (tmp_path / "shared" / "data").symlink_to(DATA, target_is_directory=True)
-    (tmp_path / "checkout").mkdir()
-    monkeypatch.chdir(tmp_path / "checkout")
+    monkeypatch.chdir(REPO)  # the examples open the bundled Chinook by its path from the checkout's root
     results = doctest.testmod(importlib.import_module(module_name), optionflags=doctest.ELLIPSIS)
     assert results.attempted > 0 and results.failed == 0
 

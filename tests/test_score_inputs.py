@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import CHINOOK, SPIDER
+from conftest import CHINOOK, SPIDER, needs_shared_data
 from typer.testing import CliRunner
 
 from sqlscout.cli.main import app
@@ -77,6 +77,7 @@ def test_a_failing_gold_query_is_reported(tmp_path):
     assert "no such column" in data["gold_errors"][0]["error"] and data["total"]["correct"] == 2
 
 
+@needs_shared_data
 def test_missing_databases_skipped_with_a_bird_format_file(tmp_path, caplog):
     tasks = load_tasks("spider", SPIDER, missing_db="keep")
     file = _bird(tmp_path / "p.json", [(str(i), f"{t.gold_sql}{BIRD_SEPARATOR}{t.db_id}") for i, t in enumerate(tasks)])

@@ -25,7 +25,7 @@ backend's own counter) is exact, and the trainer's mask comes straight from
 
 >>> from sqlscout.backends.scripted import ScriptedBackend
 >>> from sqlscout.env.task import Task
->>> task = Task("q", "How many genres?", "../shared/data/chinook/Chinook_Sqlite.sqlite")
+>>> task = Task("q", "How many genres?", "src/sqlscout/data/chinook/Chinook_Sqlite.sqlite")
 >>> backend = ScriptedBackend(['{"tool": "submit_sql", "args": {"sql": "SELECT COUNT(*) FROM Genre"}}'])
 >>> with Runner(backend, RunnerConfig()) as runner:
 ...     [r.result.final_sql for r in runner.run([task], samples=2)]

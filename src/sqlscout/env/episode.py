@@ -14,7 +14,7 @@ counter is the model's tokenizer, and the trainer can mask exactly the model's t
 
 >>> from sqlscout.env.sandbox import Database
 >>> from sqlscout.env.task import Task
->>> task = Task("q1", "How many albums are there?", "../shared/data/chinook/Chinook_Sqlite.sqlite")
+>>> task = Task("q1", "How many albums are there?", "src/sqlscout/data/chinook/Chinook_Sqlite.sqlite")
 >>> ep = Episode(task, Database(task.db_path))
 >>> obs = ep.step('{"tool": "run_query", "args": {"sql": "SELECT COUNT(*) FROM Album"}}')
 >>> print(obs)

@@ -266,7 +266,7 @@ class Database:
         questions inside one). Statements stay read-only: transaction verbs are refused
         as always, so none can end the snapshot early. Nested calls share the outer one.
 
-        >>> with Database("../shared/data/chinook/Chinook_Sqlite.sqlite") as db, db.snapshot():
+        >>> with Database("src/sqlscout/data/chinook/Chinook_Sqlite.sqlite") as db, db.snapshot():
         ...     db.execute("SELECT count(*) FROM Genre").rows
         [(25,)]
         """

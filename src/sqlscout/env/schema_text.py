@@ -6,7 +6,7 @@ statements stay verbatim (what ``describe_table`` shows), each followed by comme
 holding up to ``per_column`` distinct non-NULL values of every column, long text cut.
 
 >>> from sqlscout.env.sandbox import Database
->>> db = Database("../shared/data/spider/database/concert_singer/concert_singer.sqlite")
+>>> db = Database("tests/data/spider_mini/database/concert_singer/concert_singer.sqlite")
 >>> print(schema_text(db, 2).split("\\n\\n")[0])  # doctest: +NORMALIZE_WHITESPACE
 CREATE TABLE "stadium" (
 "Stadium_ID" int,

@@ -7,7 +7,7 @@ reports treat both modes alike; its result is an ordinary
 
 >>> from sqlscout.env.sandbox import Database
 >>> from sqlscout.env.task import Task
->>> task = Task("q", "How many genres?", "../shared/data/chinook/Chinook_Sqlite.sqlite")
+>>> task = Task("q", "How many genres?", "src/sqlscout/data/chinook/Chinook_Sqlite.sqlite")
 >>> shot = SingleShotEpisode(task, Database(task.db_path))
 >>> shot.step("```sql\\nSELECT COUNT(*) FROM Genre\\n```") is None
 True

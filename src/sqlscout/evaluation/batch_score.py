@@ -23,7 +23,7 @@ the sandbox's scoring deadline and row cap. Around it:
   as their question needs them, and pool workers send back verdicts, never rows.
 
 >>> from sqlscout.env.task import Task
->>> task = Task("0", "How many genres?", "../shared/data/chinook/Chinook_Sqlite.sqlite",
+>>> task = Task("0", "How many genres?", "src/sqlscout/data/chinook/Chinook_Sqlite.sqlite",
 ...             gold_sql="SELECT COUNT(*) FROM Genre", difficulty="simple")
 >>> run = score_predictions([Prediction(task, "SELECT count(GenreId) FROM Genre")], ScoreConfig(workers=1))
 >>> run.verdicts[0].official, run.summary().total.accuracy

@@ -9,7 +9,7 @@ the scripted backend in tests.
 
 >>> import tempfile
 >>> from sqlscout.env.task import Task
->>> task = Task("0", "How many genres?", "../shared/data/chinook/Chinook_Sqlite.sqlite",
+>>> task = Task("0", "How many genres?", "src/sqlscout/data/chinook/Chinook_Sqlite.sqlite",
 ...             gold_sql="SELECT COUNT(*) FROM Genre")
 >>> submit = '{"tool": "submit_sql", "args": {"sql": "SELECT count(*) FROM genre"}}'
 >>> source = scripted_source(lambda job, turn: submit)

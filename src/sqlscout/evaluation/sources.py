@@ -58,7 +58,7 @@ def scripted_source(reply: ScriptReply, config: RunnerConfig | None = None, *, t
     the model's text for that turn of that job's episode.
 
     >>> from sqlscout.env.task import Task
-    >>> task = Task("q", "How many genres?", "../shared/data/chinook/Chinook_Sqlite.sqlite")
+    >>> task = Task("q", "How many genres?", "src/sqlscout/data/chinook/Chinook_Sqlite.sqlite")
     >>> source = scripted_source(lambda job, turn: '{"tool": "submit_sql", "args": {"sql": "SELECT 1"}}')
     >>> [(job.key, result.final_sql) for job, result in source([Job(0, 0, task, "q")])]
     [('q', 'SELECT 1')]

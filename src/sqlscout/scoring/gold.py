@@ -10,7 +10,7 @@ and the batch scorer all get gold results here.
 
 >>> from sqlscout.env.sandbox import Database
 >>> golds = GoldResults()
->>> db = Database("../shared/data/chinook/Chinook_Sqlite.sqlite")
+>>> db = Database("src/sqlscout/data/chinook/Chinook_Sqlite.sqlite")
 >>> result, source = golds.get(db, "SELECT COUNT(*) FROM Genre")
 >>> result.rows, source
 ([(25,)], 'ran')

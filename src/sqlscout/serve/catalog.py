@@ -3,10 +3,10 @@
 A client names a database; it never sends a path. Each database is given at start as
 a file (its name is the file's stem) or as ``name=path``.
 
->>> spec = parse_database_spec("music=../shared/data/chinook/Chinook_Sqlite.sqlite")
+>>> spec = parse_database_spec("music=src/sqlscout/data/chinook/Chinook_Sqlite.sqlite")
 >>> spec.name, spec.path.name
 ('music', 'Chinook_Sqlite.sqlite')
->>> parse_database_spec("../shared/data/chinook/Chinook_Sqlite.sqlite").name
+>>> parse_database_spec("src/sqlscout/data/chinook/Chinook_Sqlite.sqlite").name
 'Chinook_Sqlite'
 """
 
