@@ -57,6 +57,21 @@ def _train_section(run: TrainRun) -> list[str]:
     return lines
 
 
+def _paired_section(evals: list[EvalRun]) -> list[str]:
+    """Each later run against the first, question by question, where they share questions."""
+    from sqlscout.evaluation.paired import paired
+
+    rows = []
+    for run in evals[1:]:
+        p = paired(evals[0].records, run.records)
+        if p.n:
+            rows.append([run.name, str(p.n), f"{p.difference:+.1f}", str(p.gained), str(p.lost), f"{p.p_value:.3g}"])
+    if not rows:
+        return []
+    header = ["run", "shared questions", f"points vs {evals[0].name}", "gained", "lost", "sign test p"]
+    return ["", f"## Paired with {evals[0].name}", "", "First samples, official semantics; gained: right here and wrong there.", "", *_table(header, rows)]
+
+
 def markdown_report(evals: list[EvalRun], trains: list[TrainRun], *, html_name: str | None = None) -> str:
     lines = ["# sqlscout report"]
     if html_name:
@@ -72,6 +87,7 @@ def markdown_report(evals: list[EvalRun], trains: list[TrainRun], *, html_name: 
         lines += _grouped(evals, "by_phrasing", "phrasing")
         lines += ["", "## Outcome mix", ""]
         lines += _table(["outcome", *[r.name for r in evals]], [[o, *[fmt(r.metrics.outcomes.get(o, 0.0)) for r in evals]] for o in OUTCOMES])
+        lines += _paired_section(evals)
         reasons = sorted({k for r in evals for k in r.metrics.stop_reasons})
         lines += ["", "## How episodes ended", ""]
         lines += _table(["stop reason", *[r.name for r in evals]], [[k, *[fmt(r.metrics.stop_reasons.get(k, 0.0)) for r in evals]] for k in reasons])
