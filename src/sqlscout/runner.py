@@ -192,7 +192,8 @@ class Runner:
     def __init__(self, backend: Backend, config: RunnerConfig | None = None) -> None:
         self.backend = backend
         self.config = config or RunnerConfig()
-        self._databases: dict[Path, Database] = {}
+        self._databases: dict[Path | str, Database] = {}
+        self._adopted: set[int] = set()
         self._has_ids = backend.tokenize("a") is not None
 
     def __enter__(self) -> Runner:
@@ -203,13 +204,26 @@ class Runner:
 
     def close(self) -> None:
         for db in self._databases.values():
-            db.close()
+            if id(db) not in self._adopted:
+                db.close()
         self._databases.clear()
+        self._adopted.clear()
 
-    def database(self, path: Path) -> Database:
-        key = Path(path).expanduser().resolve()
+    def adopt(self, db: Database) -> None:
+        """Use ``db``, already open, for the tasks that name it (by its path or its URL
+        without a password), so that no credential need travel in a task."""
+        from sqlscout.engines import database_key
+
+        self._databases.setdefault(database_key(db.path), db)
+        self._adopted.add(id(db))  # its owner closes it, not the runner
+
+    def database(self, path: Path | str) -> Database:
+        """The database a task names (a SQLite path or an engine's URL), opened once."""
+        from sqlscout.engines import database_key, open_database
+
+        key = database_key(path)
         if key not in self._databases:
-            self._databases[key] = Database(key, self.config.sandbox)
+            self._databases[key] = open_database(key if isinstance(key, Path) else path, self.config.sandbox)
         return self._databases[key]
 
     def run(

@@ -66,7 +66,7 @@ def load_model(
 
 
 def ask(
-    db: Path = typer.Argument(..., help="SQLite database file."),
+    db: str = typer.Argument(..., help="SQLite file, or a database URL (postgresql://..., duckdb:///...)."),
     question: str = typer.Argument(..., help="The question to answer."),
     model: str = typer.Option("qwen2.5-coder-0.5b", help=_MODEL_HELP),
     backend: Optional[str] = typer.Option(None, help="llama-cpp, openai, hf or vllm (default: from the model)."),
@@ -83,13 +83,14 @@ def ask(
     immutable: bool = typer.Option(False, "--immutable", help="The database does not change while read (read-only media, a WAL-mode copy): open it with SQLite's immutable=1."),
 ) -> None:
     """Answer one question about a SQLite database and watch the agent work, round by round."""
-    from sqlscout.env.sandbox import Database, SandboxConfig
+    from sqlscout.cli.explore import open_or_fail
+    from sqlscout.env.sandbox import SandboxConfig
     from sqlscout.env.task import Task
     from sqlscout.runner import Runner, RunnerConfig, Turn
 
     try:
         sandbox = SandboxConfig(immutable=immutable)
-        Database(db, sandbox).close()  # a bad path fails here, before a model is loaded
+        database = open_or_fail(db, immutable)  # a bad path or URL fails here, before a model is loaded
         settings = resolve_settings(model, schema=schema, assist=assist, assist_set=assist_set, sets=set_)
         config = RunnerConfig(
             episode=settings.episode, assist=settings.assist, sampling=settings.sampling, max_batch=samples,
@@ -100,7 +101,7 @@ def ask(
     loaded = load_model(model, backend, cache_dir, threads=threads, episodes=samples, api_key=api_key)
     with loaded, Runner(loaded, config) as runner:
         try:
-            database = runner.database(db)
+            runner.adopt(database)
         except SqlscoutError as exc:
             fail(str(exc))
         task = Task("ask", question, database.path, evidence=evidence)

@@ -56,7 +56,7 @@ def eval_command(
     assist: Optional[str] = ASSIST,
     assist_set: Optional[list[str]] = ASSIST_SET,
     set_: Optional[list[str]] = SET,
-    db_root: Optional[Path] = typer.Option(None, help="Where the databases are, if not in the benchmark's layout (JSONL records naming a db_id)."),
+    db_root: Optional[str] = typer.Option(None, help="Where the databases are, if not in the benchmark's layout (JSONL records naming a db_id); or a URL with {db_id} (postgresql://user@host/{db_id}): the benchmark's copies on that engine (sqlscout copy)."),
     missing_db: str = typer.Option("error", help="Questions whose database file is absent: error, skip."),
     cache_dir: Path = typer.Option(DEFAULT_CACHE, help="Where SQaLe and schema-condition databases are built, and gold results kept (shared with sqlscout score)."),
     max_batch: int = typer.Option(8, help="Episodes generated together."),
@@ -83,10 +83,15 @@ def eval_command(
         from sqlscout.data import Condition
 
         Condition.parse(condition)
+        on_engine = db_root is not None and "://" in str(db_root)
         tasks = _load_tasks(
             benchmark, data, split=split, evidence=evidence, phrasing=phrasing, difficulty=difficulty,
-            missing_db=missing_db, cache_dir=cache_dir, db_root=db_root,
+            missing_db=missing_db, cache_dir=cache_dir, db_root=None if on_engine else db_root,
         )
+        if on_engine:
+            from sqlscout.engines.benchmark import tasks_on_engine
+
+            tasks = tasks_on_engine(tasks, str(db_root))
         tasks = select_tasks(tasks, limit, select, seed)
         tasks = _apply_condition(tasks, condition, cache_dir, seed)
         if not tasks:

@@ -23,7 +23,7 @@ TOOL_FLAGS = (
     Flag("immutable", ("--immutable",), None, False),
 )
 IMMUTABLE_HELP = "The file does not change while read (read-only media, WAL-mode benchmark copies): open it with SQLite's immutable=1."
-TOOL_ARGUMENTS = (("db", Path), ("name", plain_text))
+TOOL_ARGUMENTS = (("db", plain_text), ("name", plain_text))
 
 
 def fast(argv: Sequence[str]) -> bool:
@@ -31,19 +31,25 @@ def fast(argv: Sequence[str]) -> bool:
     return run_plain(argv, TOOL_ARGUMENTS, TOOL_FLAGS, run_tool)
 
 
-def _open(db_path: Path, immutable: bool = False) -> Database:
-    from sqlscout.env.sandbox import Database, SandboxConfig
+def open_or_fail(db: str | Path, immutable: bool = False) -> Database:
+    """The database ``db`` names: a SQLite file's path, or an engine's URL."""
+    from sqlscout.env.sandbox import SandboxConfig
 
-    path = user_path(db_path, "database")
+    target: str | Path = str(db)
+    if "://" not in str(db):
+        target = user_path(Path(db), "database")
     try:
-        return Database(path, SandboxConfig(immutable=immutable))
+        from sqlscout.engines import open_database
+
+        database = open_database(target, SandboxConfig(immutable=immutable))
     except SqlscoutError as exc:
         fail(str(exc))
     except OSError as exc:
-        fail(f"{db_path}: cannot open ({os_error_line(exc)}); check the database's path")
+        fail(f"{db}: cannot open ({os_error_line(exc)}); check the database's path")
+    return database  # an engine logs what its connection check found unsafe
 
 
-def run_tool(db: Path, name: str, arg: list[str], immutable: bool = False) -> None:
+def run_tool(db: str, name: str, arg: list[str], immutable: bool = False) -> None:
     """``sqlscout tool``, whichever path read its line; exits 0 when the tool succeeded, else 1."""
     from sqlscout.env.tools import TOOLS, call_tool
 
@@ -55,7 +61,7 @@ def run_tool(db: Path, name: str, arg: list[str], immutable: bool = False) -> No
         if not sep or not key:
             fail(f"--arg takes name=value, got '{item}' (e.g. --arg table_name=singer)")
         args[key.strip()] = value
-    outcome = call_tool(_open(db, immutable), name, args)
+    outcome = call_tool(open_or_fail(db, immutable), name, args)
     sys.stdout.write(outcome.text + "\n")
     raise SystemExit(0 if outcome.ok else 1)
 
@@ -80,7 +86,7 @@ def _read_turn(final: bool) -> str | None:
 
 
 def run_play(
-    db: Path,
+    db: str,
     question: str,
     schema: Any,
     evidence: Optional[str],
@@ -100,7 +106,7 @@ def run_play(
     from sqlscout.env.task import Task
     from sqlscout.runner import Runner, RunnerConfig, Turn
 
-    database = _open(db, immutable)
+    database = open_or_fail(db, immutable)
     try:
         config = RunnerConfig(
             episode=EpisodeConfig(max_rounds=max_rounds, schema=schema),
@@ -136,6 +142,7 @@ def run_play(
 
     backend = PersonBackend(read)
     with Runner(backend, config) as runner:
+        runner.adopt(database)  # the task names it without credentials; the runner has it open
         try:
             first = runner.episode(task)  # the episode as it opens, to show its prompt first
             rollouts = list(runner.run([task], on_turn=on_turn))
@@ -173,7 +180,7 @@ def register(app: Any) -> None:
     from sqlscout.env.tools import TOOLS
 
     def tool(
-        db: Path = typer.Argument(..., help="SQLite database file."),
+        db: str = typer.Argument(..., help="SQLite file, or a database URL (postgresql://..., duckdb:///...)."),
         name: str = typer.Argument(..., help=f"Tool name: {', '.join(TOOLS)}."),
         arg: list[str] = typer.Option([], "--arg", "-a", help="Tool argument as name=value (repeatable)."),
         immutable: bool = typer.Option(False, "--immutable", help=IMMUTABLE_HELP),
@@ -182,7 +189,7 @@ def register(app: Any) -> None:
         run_tool(db, name, arg, immutable)
 
     def play(
-        db: Path = typer.Argument(..., help="SQLite database file."),
+        db: str = typer.Argument(..., help="SQLite file, or a database URL (postgresql://..., duckdb:///...)."),
         question: str = typer.Argument(..., help="The question to answer."),
         schema: SchemaMode = typer.Option(SchemaMode.WITHHELD, help="withheld: tools only; full: CREATE TABLEs in the prompt."),
         evidence: Optional[str] = typer.Option(None, help="Evidence note shown with the question."),

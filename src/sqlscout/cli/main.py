@@ -34,6 +34,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("sqlscout.cli.train", "Train a policy with GRPO on multi-turn text-to-SQL episodes (SPEC §8)."),
     "serve": ("sqlscout.cli.serve", "Serve the eight tools (and, with --model, the agent) as an HTTP JSON API; docs at /docs."),
     "mcp": ("sqlscout.cli.mcp", "Serve the eight tools (and, with --model, ask) to an MCP host; stdio unless --http."),
+    "copy": ("sqlscout.cli.copy", "Copy a SQLite database, or a benchmark's, into DuckDB or PostgreSQL, checking each gold query."),
     "rules": ("sqlscout.cli.rules", "List the rules of help and the profiles that name them, with their parameters."),
 }
 # Commands whose module has a lean path, ``fast(argv) -> bool`` (False: not handled).

@@ -14,7 +14,7 @@ import typer
 from sqlscout.cli.common import err_console, fail
 from sqlscout.errors import SqlscoutError
 
-DATABASES = typer.Argument(..., help="SQLite files to serve, each as PATH (named after the file's stem) or NAME=PATH.")
+DATABASES = typer.Argument(..., help="Databases to serve, each as PATH (a SQLite file, named after its stem), URL (postgresql://..., duckdb:///...) or NAME=PATH / NAME=URL.")
 MODEL = typer.Option(None, help="Model for ask: preset, .gguf file, model directory, hub id or server URL (default: no ask).")
 BACKEND = typer.Option(None, help="llama-cpp, openai, hf or vllm (default: from the model).")
 HOST = typer.Option("127.0.0.1", help="Address to listen on; anything but loopback needs --token.")

@@ -38,7 +38,7 @@ from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.episode_base import EpisodeBase, TurnRequest
 from sqlscout.env.hooks import Answer, Decision, EndExploration, Finish, Hooks, Restart
 from sqlscout.env.parser import ParsedTurn, ToolCall, extract_final_sql, parse_turn
-from sqlscout.env.prompts import LIMIT_REASONS, SchemaMode, budget_line, final_turn_message, initial_messages
+from sqlscout.env.prompts import LIMIT_REASONS, SchemaMode, budget_line, engine_label, final_turn_message, initial_messages
 from sqlscout.env.schema_text import schema_text
 from sqlscout.env.sandbox import Database
 from sqlscout.env.task import Task
@@ -93,7 +93,9 @@ class Episode(EpisodeBase):
     ) -> None:
         config = config or EpisodeConfig()
         schema_sql = schema_text(db) if config.schema is SchemaMode.FULL else None
-        messages = initial_messages(task.question, evidence=task.evidence, schema_sql=schema_sql, max_rounds=config.max_rounds)
+        messages = initial_messages(
+            task.question, evidence=task.evidence, schema_sql=schema_sql, max_rounds=config.max_rounds, engine=engine_label(db)
+        )
         super().__init__(task, db, config, messages, chat=chat, counter=counter, hooks=hooks, version=version)
         self.failed_streak = 0
         self._final_reason: StopReason | None = None
@@ -187,6 +189,7 @@ class Episode(EpisodeBase):
             schema_sql=schema_sql,
             max_rounds=self.config.max_rounds,
             intro=intro,
+            engine=engine_label(self.db),
         )
 
     def fits(self, messages: list[Message]) -> bool:

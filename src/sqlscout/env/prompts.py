@@ -21,6 +21,7 @@ __all__ = [
     "SchemaMode",
     "budget_line",
     "final_turn_message",
+    "engine_label",
     "initial_messages",
     "single_shot_messages",
     "system_prompt",
@@ -90,33 +91,37 @@ def initial_messages(
     schema_sql: str | None = None,
     max_rounds: int = 6,
     intro: str | None = None,
+    engine: str = "SQLite",
 ) -> list[Message]:
     """System and user messages that open an agent episode.
 
     ``schema_sql`` (every ``CREATE TABLE``) is given in the ``full`` regime, None when
     withheld; ``intro`` replaces the paragraph that says which (a layer that shows part
-    of the schema says so there).
+    of the schema says so there); ``engine`` names the SQL to write (``PostgreSQL``...).
     """
     if intro is None:
         intro = _FULL_INTRO if schema_sql else _WITHHELD_INTRO
     return [
-        {"role": "system", "content": system_prompt(intro, max_rounds)},
+        {"role": "system", "content": system_prompt(intro, max_rounds, engine)},
         {"role": "user", "content": _question_block(question, evidence, schema_sql)},
     ]
 
 
 @lru_cache(maxsize=64)
-def system_prompt(intro: str, max_rounds: int) -> str:
-    """The agent's system prompt with ``intro`` as its schema paragraph (the same text for
-    every episode of a run: built once)."""
+def system_prompt(intro: str, max_rounds: int, engine: str = "SQLite") -> str:
+    """The agent's system prompt with ``intro`` as its schema paragraph, for a database of
+    ``engine`` (the same text for every episode of a run: built once)."""
     tool_lines = "\n".join(f"- {t.signature()}: {t.description}" for t in TOOLS.values())
-    return _SYSTEM.format(schema_intro=intro, tool_lines=tool_lines, max_rounds=max_rounds)
+    text = _SYSTEM.format(schema_intro=intro, tool_lines=tool_lines, max_rounds=max_rounds)
+    return text.replace("SQLite", engine) if engine != "SQLite" else text
 
 
-def single_shot_messages(question: str, *, schema_sql: str, evidence: str | None = None) -> list[Message]:
-    """The no-tools baseline: full schema, one answer."""
+def single_shot_messages(
+    question: str, *, schema_sql: str, evidence: str | None = None, engine: str = "SQLite"
+) -> list[Message]:
+    """The no-tools baseline: full schema, one answer, in ``engine``'s SQL."""
     return [
-        {"role": "system", "content": _SINGLE_SHOT_SYSTEM},
+        {"role": "system", "content": _SINGLE_SHOT_SYSTEM.replace("SQLite", engine)},
         {"role": "user", "content": _question_block(question, evidence, schema_sql)},
     ]
 
@@ -131,6 +136,12 @@ def budget_line(turns_left: int) -> str:
 
 
 NO_QUERY_RAN = "No query has run without error yet."
+
+
+def engine_label(db: object) -> str:
+    """The name of ``db``'s SQL as the prompts say it: ``SQLite`` for the sandbox, the
+    engine's own (``PostgreSQL``, ``DuckDB``) for a database served by one."""
+    return str(getattr(db, "label", "SQLite"))
 
 
 def final_turn_message(reason: str, last_good_sql: str | None) -> str:

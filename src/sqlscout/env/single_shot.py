@@ -25,7 +25,7 @@ from sqlscout.env.episode_base import EpisodeBase
 from sqlscout.env.hooks import Hooks
 from sqlscout.env.trace import AnswerSource, StopReason
 from sqlscout.env.parser import extract_final_sql
-from sqlscout.env.prompts import SchemaMode, single_shot_messages
+from sqlscout.env.prompts import SchemaMode, engine_label, single_shot_messages
 from sqlscout.env.schema_text import schema_text
 from sqlscout.env.sandbox import Database
 from sqlscout.env.task import Task
@@ -54,7 +54,7 @@ class SingleShotEpisode(EpisodeBase):
         version: str | None = None,
     ) -> None:
         config = replace(config or EpisodeConfig(), schema=SchemaMode.FULL)
-        messages = single_shot_messages(task.question, schema_sql=schema_text(db), evidence=task.evidence)
+        messages = single_shot_messages(task.question, schema_sql=schema_text(db), evidence=task.evidence, engine=engine_label(db))
         super().__init__(task, db, config, messages, chat=chat, counter=counter, hooks=hooks, version=version)
         if self.tokens_used >= self.config.token_budget:
             self._finish(None, AnswerSource.NONE, StopReason.BUDGET_EXHAUSTED)
@@ -76,4 +76,6 @@ class SingleShotEpisode(EpisodeBase):
 
     def opening_messages(self, *, schema_sql: str | None = None) -> list[Message]:
         """The single-shot prompt for this episode's question, with ``schema_sql`` as the schema."""
-        return single_shot_messages(self.task.question, schema_sql=schema_sql or schema_text(self.db), evidence=self.task.evidence)
+        return single_shot_messages(
+            self.task.question, schema_sql=schema_sql or schema_text(self.db), evidence=self.task.evidence, engine=engine_label(self.db)
+        )

@@ -2,21 +2,34 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 __all__ = ["Task"]
 
+_PASSWORD = re.compile(r"^([a-z0-9+.-]+://[^/@:?#]*):[^/@?#]*@", re.IGNORECASE)
+
+
+def _without_password(text: str) -> str:
+    """A database URL as it may be stored: without the password it may hold.
+
+    >>> _without_password("postgresql://reader:s3cret@db.example/spider"), _without_password("a/b.sqlite")
+    ('postgresql://reader@db.example/spider', 'a/b.sqlite')
+    """
+    return _PASSWORD.sub(r"\1@", text)
+
 
 @dataclass(frozen=True)
 class Task:
-    """A natural-language question over one SQLite file.
+    """A natural-language question over one database: a SQLite file, or an engine's URL.
 
     Attributes:
         question_id: unique within its benchmark (kept as a string).
         question: what the user asks.
-        db_path: the SQLite file the question is about.
+        db_path: the SQLite file the question is about, or the URL of a database
+            (``postgresql://...``, ``duckdb:///...``: kept as text).
         gold_sql: the reference query, when known.
         evidence: BIRD-style external knowledge, shown to the model when present.
         difficulty: e.g. ``simple``/``moderate``/``hard``/``challenging``; None if unknown.
@@ -29,7 +42,7 @@ class Task:
 
     question_id: str
     question: str
-    db_path: Path
+    db_path: Path | str
     gold_sql: str | None = None
     evidence: str | None = None
     difficulty: str | None = None
@@ -41,7 +54,11 @@ class Task:
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "question_id", str(self.question_id))
-        if not isinstance(self.db_path, Path):  # loaders pass one Path per database, shared
+        if isinstance(self.db_path, str) and "://" in self.db_path:
+            if self.db_id is None:  # the database's name: the last part of the URL's path
+                name = self.db_path.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]
+                object.__setattr__(self, "db_id", Path(name).stem or name)
+        elif not isinstance(self.db_path, Path):  # loaders pass one Path per database, shared
             object.__setattr__(self, "db_path", Path(self.db_path))
         if self.db_id is None:
             object.__setattr__(self, "db_id", Path(self.db_path).stem)
@@ -50,7 +67,7 @@ class Task:
         return {
             "question_id": self.question_id,
             "question": self.question,
-            "db_path": str(self.db_path),
+            "db_path": _without_password(str(self.db_path)),
             "gold_sql": self.gold_sql,
             "evidence": self.evidence,
             "difficulty": self.difficulty,
@@ -63,4 +80,4 @@ class Task:
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Task:
-        return cls(**{**data, "db_path": Path(data["db_path"]), "meta": data.get("meta") or {}})
+        return cls(**{**data, "meta": data.get("meta") or {}})

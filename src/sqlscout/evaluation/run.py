@@ -166,7 +166,9 @@ class GoldScorer:
 
     def database(self, path: Path) -> Database:
         if path not in self._dbs:
-            self._dbs[path] = Database(path, self.sandbox)
+            from sqlscout.engines import open_database
+
+            self._dbs[path] = open_database(path, self.sandbox)
         return self._dbs[path]
 
     def gold(self, path: Path, sql: str) -> ExecResult:

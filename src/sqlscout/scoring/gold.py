@@ -114,8 +114,8 @@ class GoldResults:
                 store.flush()
 
     def _store_for(self, path: Path) -> GoldStore | None:
-        if self._store is None:
-            return None
+        if self._store is None or (isinstance(path, str) and "://" in path):
+            return None  # a server's database has no file to key a disk cache on
         if path not in self._stores:
             self._stores[path] = self._store(path)
         return self._stores[path]

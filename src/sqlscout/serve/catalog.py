@@ -1,7 +1,9 @@
 """The databases a server may open: an allow-list by name, fixed at start.
 
 A client names a database; it never sends a path. Each database is given at start as
-a file (its name is the file's stem) or as ``name=path``.
+a file (its name is the file's stem), a URL (named after its database) or as
+``name=path`` / ``name=URL``, and each is opened read-only by its own engine, with the
+same deadline and caps.
 
 >>> spec = parse_database_spec("music=src/sqlscout/data/chinook/Chinook_Sqlite.sqlite")
 >>> spec.name, spec.path.name
@@ -17,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
+from sqlscout.engines import open_database
 from sqlscout.env.sandbox import Database, SandboxConfig
 from sqlscout.errors import ConfigError
 from sqlscout.serve.errors import PathGiven, UnknownDatabase
@@ -29,23 +32,33 @@ _PATH_HINTS = ("/", "\\", "~", ":")
 
 @dataclass(frozen=True)
 class DatabaseSpec:
-    """A database to serve: the name clients use and the file behind it."""
+    """A database to serve: the name clients use and the file or URL behind it."""
 
     name: str
-    path: Path
+    path: Path | str
 
 
 def parse_database_spec(text: str) -> DatabaseSpec:
-    """``path`` (named after the file's stem) or ``name=path``."""
+    """``path`` (named after the file's stem), ``URL`` (after its database) or ``name=...``.
+
+    >>> parse_database_spec("postgresql://reader@db/spider?sslmode=disable").name
+    'spider'
+    """
     name, sep, path = text.partition("=")
-    if not sep:
-        name, path = Path(text).stem, text
+    if not sep or "://" in name:
+        name, path = _default_name(text), text
     name = name.strip()
     if not _NAME.match(name):
         raise ConfigError(
             f"{name!r} cannot name a database: use letters, digits, '_', '.' or '-' (give it as NAME=PATH)"
         )
-    return DatabaseSpec(name, Path(path).expanduser())
+    return DatabaseSpec(name, path if "://" in path else Path(path).expanduser())
+
+
+def _default_name(target: str) -> str:
+    if "://" in target:
+        return Path(target.split("?", 1)[0].rstrip("/").rsplit("/", 1)[-1]).stem or "db"
+    return Path(target).stem
 
 
 class Catalog:
@@ -64,7 +77,7 @@ class Catalog:
             for spec in specs:
                 if spec.name in self._by_name:
                     raise ConfigError(f"two databases are named {spec.name!r}; name one of them with NAME=PATH")
-                self._by_name[spec.name] = Database(spec.path, sandbox)
+                self._by_name[spec.name] = open_database(spec.path, sandbox)
         except Exception:
             self.close()
             raise
@@ -99,8 +112,10 @@ class Catalog:
             raise PathGiven(f"send a database's name, not a path; this server serves {self._listing()}")
         raise UnknownDatabase(f"no database named {name!r}; this server serves {self._listing()}")
 
-    def by_path(self, path: Path) -> Database:
+    def by_path(self, path: Path | str) -> Database:
         """The served database opened from ``path`` (what an episode's task names)."""
+        if isinstance(path, str) and "://" in path:
+            return self._by_path[path]
         return self._by_path[Path(path).expanduser().resolve()]
 
     def name_of(self, db: Database) -> str:

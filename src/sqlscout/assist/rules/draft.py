@@ -10,7 +10,7 @@ from sqlscout.env.chat import Message
 from sqlscout.env.grammar import ReplyGrammar, TurnKind
 from sqlscout.env.hooks import EpisodeView, Decision, Finish, Restart
 from sqlscout.env.parser import ParsedTurn, ToolCall, extract_final_sql
-from sqlscout.env.prompts import single_shot_messages
+from sqlscout.env.prompts import engine_label, single_shot_messages
 from sqlscout.env.render import NO_ROWS
 from sqlscout.env.schema_text import schema_text
 from sqlscout.env.tools import ToolOutcome
@@ -67,7 +67,9 @@ class Draft(Rule):
         self.agent, self.drafting = messages, True
         values = self.layer.rule("example_values")
         shown = schema_text(episode.db, values.params.count if values is not None else 0)
-        return single_shot_messages(episode.task.question, schema_sql=shown, evidence=episode.task.evidence)
+        return single_shot_messages(
+            episode.task.question, schema_sql=shown, evidence=episode.task.evidence, engine=engine_label(episode.db)
+        )
 
     def constraint(self, episode: EpisodeView, final: bool, grammar: ReplyGrammar | None) -> ReplyGrammar | None:
         if self.drafting and grammar is not None:
