@@ -78,6 +78,11 @@ def test_stdio_lists_the_episode_tools_and_answers_each_as_in_an_episode(copies:
             assert tool.description == spec["description"]
             assert tool.input_schema["required"] == ["db", *spec["parameters"]["required"]]
             assert tool.input_schema["properties"]["db"]["enum"] == ["singers", "music"]
+            # hosts that refuse tools without annotations see that none writes or reaches out
+            hints = tool.annotations
+            assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint, hints.open_world_hint) == (
+                True, False, True, False,
+            )
         with Database(copies["singers"]) as db:
             for name, args in ARGS.items():
                 result = await client.call_tool(name, {"db": "singers", **args})
@@ -178,6 +183,7 @@ def test_http_serves_one_database_without_a_db_argument_and_answers_ask(http_ser
         assert list(listed) == [*TOOLS, "ask"]
         assert "db" not in listed["run_query"].input_schema["properties"]
         assert listed["ask"].input_schema["required"] == ["question"]
+        assert listed["ask"].annotations.read_only_hint and not listed["ask"].annotations.destructive_hint
         with Database(SINGER) as db:
             for name, args in ARGS.items():
                 result = await client.call_tool(name, args)

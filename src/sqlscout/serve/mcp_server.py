@@ -31,10 +31,14 @@ __all__ = ["ASK_TOOL", "RESOURCE_PREFIX", "build_server", "http_app", "run_stdio
 ASK_TOOL = "ask"
 RESOURCE_PREFIX = "sqlscout://databases/"
 INSTRUCTIONS = (
-    "Read-only SQLite databases. Explore before you query: list_tables, describe_table, "
-    "foreign_keys, join_path, sample_rows, distinct_values; then run_query (one SELECT, first 5 rows "
-    "shown). Writes are refused by SQLite itself; every query runs under a deadline."
+    "Read-only databases (SQLite, DuckDB or PostgreSQL). Explore before you query: list_tables, "
+    "describe_table, foreign_keys, join_path, sample_rows, distinct_values; then run_query (one SELECT, "
+    "first 5 rows shown). Writes are refused by each engine itself; every query runs under a deadline."
 )
+# What hosts read before calling a tool: none of them writes, and each reads only the
+# databases the server was started with (nothing outside them).
+READ_ONLY = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False)
+ASK_ANNOTATIONS = types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=False, open_world_hint=False)
 
 
 def ask_tool(databases: list[str]) -> types.Tool:
@@ -54,6 +58,7 @@ def ask_tool(databases: list[str]) -> types.Tool:
             "then answers with one read-only SQL query, its result, and the trace of its rounds."
         ),
         input_schema={"type": "object", "properties": properties, "required": required},
+        annotations=ASK_ANNOTATIONS,
     )
 
 
@@ -61,7 +66,7 @@ def build_server(tools: ToolService, ask: AskService | None = None) -> Server[An
     """The server over ``tools`` (and ``ask`` when a model is loaded)."""
     catalog = tools.catalog
     listed = [
-        types.Tool(name=d.name, description=d.description, input_schema=d.input_schema)
+        types.Tool(name=d.name, description=d.description, input_schema=d.input_schema, annotations=READ_ONLY)
         for d in tool_definitions(catalog.names)
     ]
     if ask is not None:
