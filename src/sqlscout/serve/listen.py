@@ -42,7 +42,15 @@ def check_exposure(host: str, token: str | None) -> None:
 
 
 def bind(host: str, port: int) -> socket.socket:
-    """A listening TCP socket on ``host:port`` (port 0: any free port)."""
+    """A listening TCP socket on ``host:port`` (port 0: any free port).
+
+    >>> bind("127.0.0.1", 99999)
+    Traceback (most recent call last):
+    ...
+    sqlscout.errors.ConfigError: --port must be from 1 to 65535 (or 0: any free port), got 99999
+    """
+    if not 0 <= port <= 65535:
+        raise ConfigError(f"--port must be from 1 to 65535 (or 0: any free port), got {port}")
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP, not 0: asyncio turns Nagle off only on sockets that name TCP, and with
     # it on, every response waits ~40 ms for the client's delayed ACK.
