@@ -4,7 +4,7 @@ PYTHON ?= python3
 VENV   ?= .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test venv chromium
+.PHONY: demo test venv chromium mariadb
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,10 +18,16 @@ chromium:
 	@command -v chromium >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
 		|| echo "note: could not install chromium; the report's browser tests will be skipped"
 
+# Debian's MariaDB server for the engine tests (they start their own server in a temporary
+# directory; PostgreSQL comes from a pip wheel). Where it cannot be installed they skip.
+mariadb:
+	@command -v mariadbd >/dev/null 2>&1 || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq mariadb-server >/dev/null; } \
+		|| echo "note: could not install mariadb-server; the MariaDB engine tests will be skipped"
+
 # Nothing here compiles: llama.cpp comes as a prebuilt wheel (xllamacpp, the `gguf` extra).
 # llama-cpp-python, which compiles for ~20 minutes, is an opt-in extra (`.[llama]`) that
 # neither target installs.
-test: venv chromium
+test: venv chromium mariadb
 	@echo "installing test dependencies"
 	$(BIN)/pip install -q -e '.[dev]'
 	$(BIN)/python -m pytest

@@ -2,7 +2,7 @@
 
 ``open_database(target)`` is what every command and the runner call: a plain path opens
 the SQLite sandbox (:class:`sqlscout.env.sandbox.Database`, the default and the fastest);
-``duckdb:///file.duckdb``, ``postgresql://...`` and ``mysql://...`` open that engine,
+``duckdb:///file.duckdb``, ``postgresql://...`` and ``mysql://...`` (MariaDB too) open that engine,
 read-only by the engine itself (docs/engines.md). Each engine's driver is an optional
 extra, imported only when a URL names it.
 
@@ -28,6 +28,7 @@ __all__ = ["DatabaseURL", "ENGINES", "dialect_of", "is_url", "open_database"]
 ENGINES: dict[str, tuple[str, str, str, str]] = {
     "duckdb": ("sqlscout.engines.duckdb", "DuckDBDatabase", "duckdb", "duckdb"),
     "postgresql": ("sqlscout.engines.postgres", "PostgresDatabase", "postgres", "psycopg"),
+    "mysql": ("sqlscout.engines.mysql", "MySQLDatabase", "mysql", "pymysql"),
 }
 
 
@@ -39,7 +40,7 @@ def open_database(target: str | os.PathLike[str], config: SandboxConfig | None =
     if url.engine == "sqlite":
         return Database(url.path or "", config)
     if url.engine not in ENGINES:
-        raise ConfigError(f"{url.redacted()}: the {url.engine} engine is not supported yet; use SQLite, DuckDB or PostgreSQL")
+        raise ConfigError(f"{url.redacted()}: the {url.engine} engine is not supported; use SQLite, DuckDB, PostgreSQL or MySQL")
     module, name, extra, driver = ENGINES[url.engine]
     try:
         importlib.import_module(driver)

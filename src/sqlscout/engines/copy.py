@@ -78,6 +78,18 @@ def ensure_database(url: DatabaseURL) -> None:
     """Create the PostgreSQL database ``url`` names when it does not exist (connected to
     the server's ``postgres`` database with the same credentials); a DuckDB file is made
     by the copy itself."""
+    if url.engine == "mysql":
+        import pymysql
+
+        kwargs = {"user": url.user, "password": url.secret() or "", "connect_timeout": 10}
+        socket = url.param("unix_socket") or url.param("socket")
+        kwargs.update({"unix_socket": socket} if socket else {"host": url.host, "port": url.port})
+        try:
+            with pymysql.connect(**kwargs) as conn, conn.cursor() as cur:
+                cur.execute(f"CREATE DATABASE IF NOT EXISTS `{url.database}`")
+        except pymysql.Error as exc:
+            raise DatabaseError(f"{url.redacted()}: cannot create the database ({exc.args[-1] if exc.args else exc})") from None
+        return
     if url.engine != "postgresql":
         return
     import psycopg
@@ -100,7 +112,7 @@ def transpile_gold(sql: str, engine: str, names: set[str] | None = None, text_co
     explicit: a double-quoted word that names no table or column (``"France"``) is the
     string SQLite reads it as, and a grouped query's plain selected columns join its
     ``GROUP BY`` (SQLite takes any row's value; the others refuse the query). On
-    PostgreSQL every name is unquoted and lower case, as the copy made them. ``names``:
+    PostgreSQL and MySQL every name is lower case, as the copy made them. ``names``:
     the database's table and column names, lower case. ``text_columns``: the names of the
     copy's text columns: a number compared with one is compared as text, as SQLite's
     affinity rule does, and one summed or averaged is read as a number, as SQLite reads it;
@@ -152,8 +164,11 @@ def transpile_gold(sql: str, engine: str, names: set[str] | None = None, text_co
             if isinstance(agg.this, exp.Column) and agg.this.name.lower() in text_columns:
                 agg.this.replace(exp.Cast(this=agg.this.copy(), to=exp.DataType.build("DOUBLE")))
     for like in list(tree.find_all(exp.Like)):  # SQLite's LIKE ignores case; theirs does not
-        like.replace(exp.ILike(this=like.this, expression=like.expression))
-    if engine == "postgresql":
+        if engine == "mysql":  # no ILIKE; the copy's columns compare case by case
+            like.replace(exp.Like(this=exp.Lower(this=like.this.copy()), expression=exp.Lower(this=like.expression.copy())))
+        else:
+            like.replace(exp.ILike(this=like.this, expression=like.expression))
+    if engine in ("postgresql", "mysql"):
         for node in tree.find_all(exp.Identifier):
             node.set("this", node.name.lower())
             node.set("quoted", not node.name.isidentifier() or node.name.upper() in _PG_RESERVED)
@@ -276,15 +291,19 @@ def _column_type(src: sqlite3.Connection, table: str, column: str, declared: str
 
 
 class _Writer:
-    def __init__(self, conn: Any, engine: str) -> None:
-        self.conn, self.engine = conn, engine
+    def __init__(self, conn: Any, engine: str, collation: str = "") -> None:
+        self.conn, self.engine, self.collation = conn, engine, collation
 
     def name(self, text: str) -> str:
-        return quote_identifier(text.lower() if self.engine == "postgresql" else text)
+        return quote_identifier(text.lower() if self.engine in ("postgresql", "mysql") else text)
 
-    def type(self, kind: str) -> str:
+    def type(self, kind: str, key: bool = False) -> str:
         if self.engine == "postgresql":
             return {"DOUBLE": "DOUBLE PRECISION", "BLOB": "BYTEA"}.get(kind, kind)
+        if self.engine == "mysql" and kind == "TEXT":
+            # A key of MySQL's needs a bounded length; a binary, no-pad collation compares
+            # as SQLite does (case matters, a trailing space matters).
+            return ("VARCHAR(255)" if key else "TEXT") + f" COLLATE {self.collation}"
         return kind
 
     def run(self, sql: str, rows: Sequence[Sequence[Any]] | None = None) -> None:
@@ -295,18 +314,24 @@ class _Writer:
             cur.executemany(sql, rows)
 
     def placeholder(self) -> str:
-        return "%s" if self.engine == "postgresql" else "?"
+        return "%s" if self.engine in ("postgresql", "mysql") else "?"
+
+    def comment(self, table: str, text: str) -> None:
+        if self.engine == "mysql":
+            self.run(f"ALTER TABLE {self.name(table)} COMMENT = '{text}'")
+        else:
+            self.run(f"COMMENT ON TABLE {self.name(table)} IS '{text}'")
 
     def commit(self) -> None:
-        if self.engine == "postgresql":
+        if self.engine in ("postgresql", "mysql"):
             self.conn.commit()
 
     def rollback(self) -> None:
-        if self.engine == "postgresql":
+        if self.engine in ("postgresql", "mysql"):
             self.conn.rollback()
 
     def close(self) -> None:
-        if self.engine == "postgresql":
+        if self.engine in ("postgresql", "mysql"):
             self.conn.commit()
         self.conn.close()
 
@@ -330,7 +355,23 @@ def _writer(url: DatabaseURL) -> _Writer:
         except psycopg.Error as exc:
             raise DatabaseError(f"{url.redacted()}: cannot connect to copy into it ({str(exc).strip().splitlines()[0]})") from None
         return _Writer(conn, "postgresql")
-    raise ConfigError(f"{url.redacted()}: copying into {url.engine} is not supported; use a duckdb:// or postgresql:// URL")
+    if url.engine == "mysql":
+        import pymysql
+
+        kwargs = {"user": url.user, "password": url.secret() or "", "database": url.database, "connect_timeout": 10, "charset": "utf8mb4"}
+        socket = url.param("unix_socket") or url.param("socket")
+        kwargs.update({"unix_socket": socket} if socket else {"host": url.host, "port": url.port})
+        try:
+            conn = pymysql.connect(**kwargs)
+        except pymysql.Error as exc:
+            raise DatabaseError(f"{url.redacted()}: cannot connect to copy into it ({exc.args[-1] if exc.args else exc})") from None
+        with conn.cursor() as cur:
+            cur.execute("SET SESSION sql_mode = CONCAT(@@SESSION.sql_mode, ',ANSI_QUOTES')")
+            cur.execute("SET SESSION FOREIGN_KEY_CHECKS = 0")  # keys SQLite never checked are not checked now
+            cur.execute("SELECT VERSION()")
+            mariadb = "mariadb" in str(cur.fetchone()[0]).lower()
+        return _Writer(conn, "mysql", "utf8mb4_nopad_bin" if mariadb else "utf8mb4_0900_bin")
+    raise ConfigError(f"{url.redacted()}: copying into {url.engine} is not supported; use a duckdb://, postgresql:// or mysql:// URL")
 
 
 def _copy(
@@ -344,7 +385,8 @@ def _copy(
     rows_copied = 0
     position = {t.name: i for i, t in enumerate(tables)}
     for table in _parents_first(tables, keys):
-        lines = [f"{writer.name(c)} {writer.type(t)}" for c, t in table.columns]
+        keyed = set(table.primary) | {c for t, c, _, _ in keys if t == table.name} | {rc for _, _, r, rc in keys if r == table.name}
+        lines = [f"{writer.name(c)} {writer.type(t, c in keyed)}" for c, t in table.columns]
         if table.primary and _unique(src, table):
             lines.append(f"PRIMARY KEY ({', '.join(writer.name(c) for c in table.primary)})")
         if engine == "duckdb":  # DuckDB takes foreign keys only in CREATE TABLE
@@ -354,7 +396,7 @@ def _copy(
             ]  # fmt: skip
         writer.run(f"CREATE TABLE {writer.name(table.name)} ({', '.join(lines)})")
         # The catalogue lists tables in this order, the SQLite file's (creation follows the keys).
-        writer.run(f"COMMENT ON TABLE {writer.name(table.name)} IS 'sqlscout copy: position {position[table.name] + 1}'")
+        writer.comment(table.name, f"sqlscout copy: position {position[table.name] + 1}")
         names = ", ".join(writer.name(c) for c, _ in table.columns)
         marks = ", ".join(writer.placeholder() for _ in table.columns)
         insert = f"INSERT INTO {writer.name(table.name)} ({names}) VALUES ({marks})"
@@ -367,12 +409,12 @@ def _copy(
             progress(table.name)
     writer.commit()
     made = len(keys) if engine == "duckdb" else 0
-    if engine == "postgresql":  # NOT VALID: the rows SQLite never checked are not checked now
+    if engine in ("postgresql", "mysql"):  # the rows SQLite never checked are not checked now
         for t, c, ref, rc in keys:
             try:
                 writer.run(
                     f"ALTER TABLE {writer.name(t)} ADD FOREIGN KEY ({writer.name(c)}) "
-                    f"REFERENCES {writer.name(ref)} ({writer.name(rc)}) NOT VALID"
+                    f"REFERENCES {writer.name(ref)} ({writer.name(rc)})" + (" NOT VALID" if engine == "postgresql" else "")
                 )
                 writer.commit()
                 made += 1
