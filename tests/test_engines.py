@@ -62,6 +62,20 @@ def postgres():
         pass
 
 
+def _run_hostile(connections, statements: list[str], admin, outside: Path) -> None:
+    """Every statement on every connection (each still serving after it); the tables the
+    admin sees unchanged, and no file written outside."""
+    before = _checksum(admin)
+    for connection in connections:
+        for sql in statements:
+            try:
+                connection.execute(sql)
+            except QueryError:
+                pass
+            connection.execute("SELECT 1")
+    assert _checksum(admin) == before and not outside.exists()
+
+
 def _checksum(db) -> str:
     digest = hashlib.sha256()
     for table in db.schema.tables:
@@ -163,7 +177,6 @@ def test_postgres_serves_the_tools_and_warns_about_a_role_that_could_write(postg
 def test_postgres_is_read_only_by_the_server_whatever_the_statement(postgres, tmp_path: Path) -> None:
     db = open_database(postgres.reader("concert_singer"), SandboxConfig(timeout_s=2.0))
     admin = open_database(postgres.admin("concert_singer"), SandboxConfig(timeout_s=2.0))  # a role that could write
-    before = _checksum(admin)
     outside = tmp_path / "out.txt"
     own = [
         "COMMIT; DROP TABLE singer", "SELECT 1; DELETE FROM singer", "ROLLBACK; DELETE FROM singer",
@@ -174,14 +187,7 @@ def test_postgres_is_read_only_by_the_server_whatever_the_statement(postgres, tm
         "TRUNCATE singer", "LOCK TABLE singer", "CALL nothing()", "DO $$ BEGIN DELETE FROM singer; END $$",
     ]  # fmt: skip
     statements = [h["sql"].format(t="singer", c="name", dir=tmp_path) for h in HOSTILE if h["expect"] == "refused"] + own
-    for connection in (db, admin):
-        for sql in statements:
-            try:
-                connection.execute(sql)
-            except QueryError:
-                pass
-            connection.execute("SELECT 1")  # still serving
-    assert _checksum(admin) == before and not outside.exists()
+    _run_hostile((db, admin), statements, admin, outside)
     assert db.execute("SELECT current_setting('default_transaction_read_only')").rows == [("on",)]
 
 
@@ -327,7 +333,6 @@ def test_mariadb_serves_the_tools_and_warns_about_a_user_that_could_write(mariad
 def test_mariadb_is_read_only_by_the_server_whatever_the_statement(mariadb, tmp_path: Path) -> None:
     db = open_database(mariadb.reader("concert_singer"), SandboxConfig(timeout_s=2.0))
     admin = open_database(mariadb.admin("concert_singer"), SandboxConfig(timeout_s=2.0))
-    before = _checksum(admin)
     outside = tmp_path / "out.txt"
     own = [
         "SELECT 1; DROP TABLE singer", "COMMIT; DELETE FROM singer", f"SELECT * FROM singer INTO OUTFILE '{outside}'",
@@ -336,14 +341,7 @@ def test_mariadb_is_read_only_by_the_server_whatever_the_statement(mariadb, tmp_
         "SELECT LOAD_FILE('/etc/hostname')", "DO SLEEP(0)", "CALL nothing()", "PREPARE s FROM 'DELETE FROM singer'",
     ]  # fmt: skip
     statements = [h["sql"].format(t="singer", c="name", dir=tmp_path) for h in HOSTILE if h["expect"] == "refused"] + own
-    for connection in (db, admin):
-        for sql in statements:
-            try:
-                connection.execute(sql)
-            except QueryError:
-                pass
-            connection.execute("SELECT 1")
-    assert _checksum(admin) == before and not outside.exists()
+    _run_hostile((db, admin), statements, admin, outside)
 
 
 def test_mariadb_stops_runaway_queries_within_their_deadline(mariadb) -> None:

@@ -23,7 +23,7 @@ from typing import Any, Iterator
 
 from sqlscout.engines.url import DatabaseURL
 from sqlscout.env.readonly import WRITE_VERBS, leading_verb
-from sqlscout.env.sandbox import QueryResult, SandboxConfig
+from sqlscout.env.sandbox import QueryResult, SandboxConfig, TurnClock
 from sqlscout.env.schema import Column, ForeignKey, Schema, Table, quote_identifier
 from sqlscout.errors import QueryError, QueryRefused, QueryTimeout
 
@@ -36,7 +36,7 @@ class _Held(threading.local):
     ends: float | None = None
 
 
-class EngineDatabase(ABC):
+class EngineDatabase(TurnClock, ABC):
     """A database served by an engine, read-only, shared safely between threads.
 
     Attributes:
@@ -71,12 +71,6 @@ class EngineDatabase(ABC):
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.path!r})"
 
-    def __enter__(self) -> EngineDatabase:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
     @property
     def name(self) -> str:
         return self.url.database
@@ -108,21 +102,6 @@ class EngineDatabase(ABC):
     def snapshot(self) -> Iterator[None]:
         """Statements run each in their own read-only transaction; nothing to hold."""
         yield
-
-    @contextmanager
-    def time_limit(self, seconds: float) -> Iterator[None]:
-        """Give this thread's statements inside the block ``seconds`` in all (see the sandbox)."""
-        outer = self._held.ends
-        ends = time.monotonic() + seconds
-        self._held.ends = ends if outer is None else min(outer, ends)
-        try:
-            yield
-        finally:
-            self._held.ends = outer
-
-    def time_left(self) -> float | None:
-        ends = self._held.ends
-        return None if ends is None else ends - time.monotonic()
 
     def execute(self, sql: str, *, timeout_s: float | None = None, max_rows: int | None = None) -> QueryResult:
         """Run one read-only statement under the deadline and return its first rows.

@@ -81,11 +81,10 @@ def ensure_database(url: DatabaseURL) -> None:
     if url.engine == "mysql":
         import pymysql
 
-        kwargs = {"user": url.user, "password": url.secret() or "", "connect_timeout": 10}
-        socket = url.param("unix_socket") or url.param("socket")
-        kwargs.update({"unix_socket": socket} if socket else {"host": url.host, "port": url.port})
+        from sqlscout.engines.mysql import connect_args
+
         try:
-            with pymysql.connect(**kwargs) as conn, conn.cursor() as cur:
+            with pymysql.connect(**connect_args(url, None)) as conn, conn.cursor() as cur:
                 cur.execute(f"CREATE DATABASE IF NOT EXISTS `{url.database}`")
         except pymysql.Error as exc:
             raise DatabaseError(f"{url.redacted()}: cannot create the database ({exc.args[-1] if exc.args else exc})") from None
@@ -94,12 +93,10 @@ def ensure_database(url: DatabaseURL) -> None:
         return
     import psycopg
 
-    kwargs = {
-        "dbname": "postgres", "user": url.user, "password": url.secret(),
-        "host": url.param("host") or url.host, "port": url.port, "connect_timeout": 10,
-    }  # fmt: skip
+    from sqlscout.engines.postgres import connect_args
+
     try:
-        with psycopg.connect(**{k: v for k, v in kwargs.items() if v is not None}, autocommit=True) as conn:
+        with psycopg.connect(**connect_args(url, "postgres"), autocommit=True) as conn:
             exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", (url.database,)).fetchone()
             if not exists:
                 conn.execute(f"CREATE DATABASE {quote_identifier(url.database)}")
@@ -346,23 +343,20 @@ def _writer(url: DatabaseURL) -> _Writer:
     if url.engine == "postgresql":
         import psycopg
 
-        kwargs = {
-            "dbname": url.database, "user": url.user, "password": url.secret(),
-            "host": url.param("host") or url.host, "port": url.port, "connect_timeout": 10,
-        }  # fmt: skip
+        from sqlscout.engines.postgres import connect_args
+
         try:
-            conn = psycopg.connect(**{k: v for k, v in kwargs.items() if v is not None})
+            conn = psycopg.connect(**connect_args(url))
         except psycopg.Error as exc:
             raise DatabaseError(f"{url.redacted()}: cannot connect to copy into it ({str(exc).strip().splitlines()[0]})") from None
         return _Writer(conn, "postgresql")
     if url.engine == "mysql":
         import pymysql
 
-        kwargs = {"user": url.user, "password": url.secret() or "", "database": url.database, "connect_timeout": 10, "charset": "utf8mb4"}
-        socket = url.param("unix_socket") or url.param("socket")
-        kwargs.update({"unix_socket": socket} if socket else {"host": url.host, "port": url.port})
+        from sqlscout.engines.mysql import connect_args
+
         try:
-            conn = pymysql.connect(**kwargs)
+            conn = pymysql.connect(**connect_args(url))
         except pymysql.Error as exc:
             raise DatabaseError(f"{url.redacted()}: cannot connect to copy into it ({exc.args[-1] if exc.args else exc})") from None
         with conn.cursor() as cur:

@@ -23,6 +23,7 @@ import threading
 from typing import Any
 
 from sqlscout.engines.base import EngineDatabase, schema_from, table_from_columns
+from sqlscout.engines.url import DatabaseURL
 from sqlscout.env.schema import Schema, Table
 from sqlscout.errors import DatabaseError, QueryError, QueryRefused, QueryTimeout
 
@@ -42,22 +43,9 @@ class MySQLDatabase(EngineDatabase):
     def _connect(self) -> Any:
         import pymysql
 
-        url = self.url
-        kwargs: dict[str, Any] = {
-            "user": url.user,
-            "password": url.secret() or "",
-            "database": url.database,
-            "connect_timeout": 10,
-            "autocommit": False,
-            "charset": "utf8mb4",
-        }
-        socket = url.param("unix_socket") or url.param("socket")
-        if socket:
-            kwargs["unix_socket"] = socket
-        else:
-            kwargs.update({"host": url.host, "port": url.port})
+        kwargs = connect_args(self.url)
         try:
-            conn = pymysql.connect(**kwargs)
+            conn = pymysql.connect(**kwargs, autocommit=False)
         except pymysql.Error as exc:
             raise DatabaseError(f"{self.path}: cannot connect ({_message(exc)})") from None
         with conn.cursor() as cur:
@@ -208,6 +196,17 @@ class MySQLDatabase(EngineDatabase):
                 table = Table(name, table.create_sql.replace("CREATE TABLE", "CREATE VIEW", 1), table.columns, is_view=True)
             built.append(table)
         return schema_from(built, [tuple(k) for k in keys])  # type: ignore[misc]
+
+
+def connect_args(url: DatabaseURL, database: str | None = "") -> dict[str, Any]:
+    """PyMySQL's connection arguments for ``url`` (``database=None``: no database, to
+    create one): socket or host and port, user and password; multiple statements stay off."""
+    args: dict[str, Any] = {"user": url.user, "password": url.secret() or "", "connect_timeout": 10, "charset": "utf8mb4"}
+    if database is not None:
+        args["database"] = database or url.database
+    socket = url.param("unix_socket") or url.param("socket")
+    args.update({"unix_socket": socket} if socket else {"host": url.host, "port": url.port})
+    return args
 
 
 def _position(comment: str | None) -> int:

@@ -22,6 +22,7 @@ import threading
 from typing import Any
 
 from sqlscout.engines.base import EngineDatabase, schema_from, table_from_columns
+from sqlscout.engines.url import DatabaseURL
 from sqlscout.env.schema import Schema, Table, quote_identifier
 from sqlscout.errors import DatabaseError, QueryError, QueryRefused, QueryTimeout
 
@@ -44,24 +45,13 @@ class PostgresDatabase(EngineDatabase):
     def _connect(self) -> Any:
         import psycopg
 
-        url = self.url
         options = (
             f"-c default_transaction_read_only=on -c statement_timeout={int(self.config.timeout_s * 1000)} "
             f"-c idle_in_transaction_session_timeout={_IDLE_MS} -c search_path={self._schema_name}"
         )
-        kwargs: dict[str, Any] = {
-            "dbname": url.database,
-            "user": url.user,
-            "password": url.secret(),
-            "connect_timeout": _CONNECT_TIMEOUT_S,
-            "application_name": "sqlscout",
-            "options": options,
-        }
-        host = url.param("host") or url.host
-        kwargs.update({"host": host, "port": url.port})
-        kwargs.update({k: v for k, v in url.params if k not in _DROPPED_PARAMS and k != "host"})
+        kwargs = {**connect_args(self.url), "application_name": "sqlscout", "options": options}
         try:
-            conn = psycopg.connect(**{k: v for k, v in kwargs.items() if v is not None}, autocommit=False)
+            conn = psycopg.connect(**kwargs, autocommit=False)
         except psycopg.Error as exc:
             raise DatabaseError(f"{self.path}: cannot connect ({_first_line(exc)})") from None
         conn.read_only = True  # every transaction psycopg begins is BEGIN READ ONLY
@@ -210,6 +200,22 @@ class PostgresDatabase(EngineDatabase):
                 table = Table(name, table.create_sql.replace("CREATE TABLE", "CREATE VIEW", 1), table.columns, is_view=True)
             built.append(table)
         return schema_from(built, foreign)
+
+
+def connect_args(url: DatabaseURL, dbname: str | None = None) -> dict[str, Any]:
+    """psycopg's connection arguments for ``url`` (another database of the same server
+    with ``dbname``): host or socket, port, user, the password from wherever it comes, and
+    the URL's other libpq parameters."""
+    args: dict[str, Any] = {
+        "dbname": dbname or url.database,
+        "user": url.user,
+        "password": url.secret(),
+        "connect_timeout": _CONNECT_TIMEOUT_S,
+        "host": url.param("host") or url.host,
+        "port": url.port,
+    }
+    args.update({k: v for k, v in url.params if k not in _DROPPED_PARAMS and k != "host"})
+    return {k: v for k, v in args.items() if v is not None}
 
 
 def _bare(name: str) -> str:

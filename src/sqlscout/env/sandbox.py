@@ -49,7 +49,7 @@ from sqlscout.env.readonly import SKIPPABLE, WRITE_VERBS, authorize, describe_er
 from sqlscout.env.schema import Schema, quote_identifier, read_schema
 from sqlscout.errors import DatabaseError, QueryError, QueryRefused, QueryTimeout
 
-__all__ = ["Database", "QueryResult", "SandboxConfig", "file_sha256"]
+__all__ = ["Database", "QueryResult", "SandboxConfig", "TurnClock", "file_sha256"]
 
 _SQLITE_HEADER = b"SQLite format 3\x00"
 
@@ -186,7 +186,43 @@ class QueryResult:
     elapsed_s: float = field(compare=False, default=0.0)
 
 
-class Database:
+class TurnClock:
+    """What every database shares (the sandbox, and each engine's): a ``with`` block that
+    closes it, and a per-thread time limit its statements keep. The class using it keeps
+    the thread's state in ``self._held`` (an ``ends`` attribute) and defines ``close``."""
+
+    _held: Any
+
+    def __enter__(self) -> Any:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()  # type: ignore[attr-defined]
+
+    @contextmanager
+    def time_limit(self, seconds: float) -> Iterator[None]:
+        """Give this thread's statements inside the block ``seconds`` in all.
+
+        Each still has its own deadline; none runs past the block's. An episode wraps one
+        model turn in it, so a reply full of runaway queries ends in bounded time.
+        Nested blocks keep the earlier end.
+        """
+        outer = self._held.ends
+        ends = time.monotonic() + seconds
+        self._held.ends = ends if outer is None else min(outer, ends)
+        try:
+            yield
+        finally:
+            self._held.ends = outer
+
+    def time_left(self) -> float | None:
+        """Seconds left in this thread's :meth:`time_limit` block (None outside one)."""
+        ends = self._held.ends
+        return None if ends is None else ends - time.monotonic()
+
+
+
+class Database(TurnClock):
     """A SQLite file opened read-only, shared safely between threads.
 
     Args:
@@ -213,12 +249,6 @@ class Database:
 
     def __repr__(self) -> str:
         return f"Database({str(self.path)!r})"
-
-    def __enter__(self) -> Database:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     @property
     def name(self) -> str:
@@ -285,27 +315,6 @@ class Database:
                     self._unguarded(conn, "COMMIT")
         finally:
             self._pool.put(conn)
-
-    @contextmanager
-    def time_limit(self, seconds: float) -> Iterator[None]:
-        """Give this thread's statements inside the block ``seconds`` in all.
-
-        Each still has its own deadline; none runs past the block's. An episode wraps one
-        model turn in it, so a reply full of runaway queries ends in bounded time.
-        Nested blocks keep the earlier end.
-        """
-        outer = self._held.ends
-        ends = time.monotonic() + seconds
-        self._held.ends = ends if outer is None else min(outer, ends)
-        try:
-            yield
-        finally:
-            self._held.ends = outer
-
-    def time_left(self) -> float | None:
-        """Seconds left in this thread's :meth:`time_limit` block (None outside one)."""
-        ends = self._held.ends
-        return None if ends is None else ends - time.monotonic()
 
     def _unguarded(self, conn: sqlite3.Connection, statement: str) -> None:
         # The authorizer refuses transaction statements to queries; these come from here.
