@@ -87,3 +87,21 @@ def test_missing_databases_skipped_with_a_bird_format_file(tmp_path, caplog):
     data = json.loads(result.stdout)
     assert data["total"] == {"count": 972, "correct": 972, "accuracy": 1.0}
     assert data["skipped_missing_db"] == 62
+
+
+def test_an_empty_predictions_file_is_an_error_not_a_score_of_zero(tmp_path):
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("")
+    env = {**__import__("os").environ, "PYTHONPATH": str(REPO / "src")}
+    done = subprocess.run(
+        [sys.executable, "-m", "sqlscout.cli.main", "score", str(empty), "--benchmark", "spider", "--data", str(SPIDER),
+         "--missing-db", "skip", "--no-cache"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 1 and "holds no prediction for any question" in done.stderr, done.stderr
+    assert [line for line in done.stderr.splitlines() if line.startswith("error:")] == done.stderr.strip().splitlines()[-1:]

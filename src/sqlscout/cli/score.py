@@ -104,6 +104,9 @@ def run(
         tasks = _benchmark_tasks(predictions, benchmark, data, split, phrasing, db_root,
                                  "keep" if missing_db == "skip" else missing_db, cache_dir, files_cache)
         read = read_predictions(predictions, tasks, only_predicted=only_predicted)
+        if read.source != "run" and read.predictions and all(p.sql is None for p in read.predictions):
+            # Scoring every question as unanswered would print 0.0 and exit 0: say what is wrong.
+            fail(f"{predictions} holds no prediction for any question; check the file (is it empty, or keyed by other ids?)", 1)
         exists: dict[Any, bool] = {}  # one look per database file, not per question
         present = [p for p in read.predictions if read.source == "run" or _database_exists(p.task, exists)]
         skipped = len(read.predictions) - len(present)
