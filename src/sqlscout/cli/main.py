@@ -35,6 +35,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "serve": ("sqlscout.cli.serve", "Serve the eight tools (and, with --model, the agent) as an HTTP JSON API; docs at /docs."),
     "mcp": ("sqlscout.cli.mcp", "Serve the eight tools (and, with --model, ask) to an MCP host; stdio unless --http."),
     "copy": ("sqlscout.cli.copy", "Copy a SQLite database, or a benchmark's, into DuckDB or PostgreSQL, checking each gold query."),
+    "questions": ("sqlscout.cli.questions", "Write a question for each gold query with a model; keep those it answers back right."),
     "rules": ("sqlscout.cli.rules", "List the rules of help and the profiles that name them, with their parameters."),
 }
 # Commands whose module has a lean path, ``fast(argv) -> bool`` (False: not handled).

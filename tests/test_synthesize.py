@@ -1,0 +1,46 @@
+"""Questions written for gold SQL that has none, kept when the model answers them back
+right (issue 38's training data): the pipeline over real databases, a scripted model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import SPIDER_DB
+from sqlscout.backends.scripted import ScriptedBackend, ScriptTurn
+from sqlscout.data.splits import SPIDER_DEV_DATABASES
+from sqlscout.data.synthesize import read_gold_sql, sample_items, synthesize
+from sqlscout.runner import RunMode, Runner, RunnerConfig
+
+GOLD = "SELECT count(*) FROM singer\tconcert_singer\nSELECT  count(*)  FROM singer\tconcert_singer\nSELECT name FROM singer WHERE age > 40\tconcert_singer\nSELECT 1\ttrain_only_db\n"
+
+WRITTEN = {"count(*)": "Question: How many singers are there?", "age > 40": "Which singers are older than 40?"}
+
+
+def _reply(turn: ScriptTurn) -> str:
+    if "You write the question a SQL query answers" in turn.prompt:
+        return next(q for key, q in WRITTEN.items() if key in turn.prompt.rsplit("Query:", 1)[1])
+    if "How many singers" in turn.prompt:
+        return "```sql\nSELECT COUNT(*) FROM singer\n```"  # answered back right
+    return "```sql\nSELECT name FROM singer\n```"  # answered back wrong: not checked
+
+
+def test_questions_are_written_checked_by_execution_and_resumed(tmp_path: Path) -> None:
+    gold = tmp_path / "gold.sql"
+    gold.write_text(GOLD)
+    items = read_gold_sql(gold)
+    assert [(i.item_id, i.db_id) for i in items] == [("1", "concert_singer"), ("3", "concert_singer"), ("4", "train_only_db")]
+    items = sample_items(items, None, 0, exclude_db_ids=frozenset({"train_only_db"}))
+    out = tmp_path / "questions.jsonl"
+    config = RunnerConfig(mode=RunMode.SINGLE_SHOT, max_batch=4)
+    where = lambda db_id: SPIDER_DB / db_id / f"{db_id}.sqlite"  # noqa: E731
+    with Runner(ScriptedBackend(_reply), config) as runner:
+        records = list(synthesize(items, where, runner, out))
+    assert [(r["question"], r["checked"]) for r in records] == [
+        ("How many singers are there?", True), ("Which singers are older than 40?", False),
+    ]
+    assert [json.loads(line)["question_id"] for line in out.read_text().splitlines()] == ["1", "3"]
+    with Runner(ScriptedBackend(_reply), config) as runner:
+        assert list(synthesize(items, where, runner, out)) == []  # resumed: nothing left to write
+    # The training databases are kept apart from every Spider dev database.
+    assert not SPIDER_DEV_DATABASES & {"department_management", "train_only_db"}
