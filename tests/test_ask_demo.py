@@ -156,10 +156,10 @@ def test_demo_json_with_the_embedded_model(qwen05_gguf: Path) -> None:
     summary = json.loads(result.output)
     assert summary["total"] == 1 and summary["correct"] in (0, 1)
     assert summary["model"] == "qwen2.5-coder-0.5b" and summary["backend"] == "llama-cpp"
-    assert summary["choice"].startswith("configuration: qwen2.5-coder-0.5b, agent, schema full, help: guided-example (")
+    assert summary["choice"].startswith("configuration: qwen2.5-coder-0.5b, agent, schema full, help: draft (")
     assert "why:" in summary["choice"] and "Spider dev" in summary["choice"] and "\n" not in summary["choice"]
     assert summary["config"]["episode"]["schema"] == "full" and "submit_tested" in summary["config"]["assist"]["rules"]
-    assert summary["config"]["assist"] == get_profile("guided-example").to_dict()  # the preset's profile
+    assert summary["config"]["assist"] == get_profile("draft").to_dict()  # the preset's profile
     (item,) = summary["questions"]
     assert item["question"] == DEMO_QUESTIONS[0][0] and item["correct"] == (summary["correct"] == 1)
 
@@ -194,7 +194,7 @@ def test_ask_with_samples_answers_with_the_query_most_samples_agree_on(
         return json.dumps({"tool": "submit_sql", "args": {"sql": answers[turn.episode[1]]}})
 
     monkeypatch.setattr(ask_cli, "load_model", lambda *args, **kwargs: ScriptedBackend(script))
-    result = runner.invoke(app, ["ask", str(chinook_path), "How many albums are there?", "--samples", "3"])
+    result = runner.invoke(app, ["ask", str(chinook_path), "How many albums are there?", "--samples", "3", "--assist", "guided"])
     assert result.exit_code == 0, result.output
     assert "vote: 2 of 3 samples agree (2 distinct results); answering with sample 1" in result.output
     assert "347" in result.output and "sample 2: submitted · SELECT 1" in result.output

@@ -136,7 +136,7 @@ PRESETS: dict[str, Preset] = {
                 filename="qwen2.5-coder-0.5b-instruct-q4_k_m.gguf",
             ),
             episode=_SMALL_EPISODE,
-            assist="guided-example",
+            assist="draft",
         ),
     ]
 }
