@@ -370,3 +370,21 @@ def test_golds_on_mariadb_return_sqlites_results(mariadb) -> None:
     checks = check_golds(items, Database(CONCERT), open_database(mariadb.admin("concert_singer")), "mysql")
     # what is left is what only SQLite says: ties broken by storage order, a bare column's row
     assert sum(c.ok for c in checks) >= 42 and all((c.reason or "").startswith("different result") for c in checks if not c.ok)
+
+
+def test_score_reads_questions_whose_database_is_a_url(duck: str, tmp_path: Path) -> None:
+    questions = tmp_path / "questions.jsonl"
+    questions.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"question_id": "a", "question": "How many singers?", "sql": "SELECT count(*) FROM singer", "db_path": duck},
+        {"question_id": "b", "question": "Oldest singer?", "sql": "SELECT Name FROM singer ORDER BY Age DESC LIMIT 1", "db_path": duck},
+    ]))  # fmt: skip
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text(json.dumps({"question_id": "a", "sql": "SELECT COUNT(*) FROM singer"}) + "\n"
+                           + json.dumps({"question_id": "b", "sql": "SELECT Name FROM singer ORDER BY Age LIMIT 1"}) + "\n")  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    done = subprocess.run(
+        [sys.executable, "-m", "sqlscout.cli.main", "score", str(predictions), "--benchmark", "jsonl", "--data", str(questions), "--json"],
+        capture_output=True, text=True, env=env, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["total"] == {"count": 2, "correct": 1, "accuracy": 0.5}

@@ -185,7 +185,7 @@ def _database_exists(task: Any, known: dict[Any, bool]) -> bool:
         return True
     found = known.get(task.db_path)
     if found is None:
-        found = known[task.db_path] = Path(task.db_path).is_file()
+        found = known[task.db_path] = isinstance(task.db_path, str) and "://" in task.db_path or Path(task.db_path).is_file()
     return found
 
 

@@ -53,8 +53,9 @@ def check_databases(tasks: list[Task], missing: MissingDb | str, source: Path | 
     missing = MissingDb.of(missing)
     if missing is MissingDb.KEEP:
         return tasks
-    known: dict[Path, bool] = {}
-    absent = [t for t in tasks if not known.setdefault(t.db_path, t.db_path.is_file())]
+    known: dict[Path | str, bool] = {}
+    # A URL names a server's database: whether it is there shows when it is opened.
+    absent = [t for t in tasks if not known.setdefault(t.db_path, isinstance(t.db_path, str) or t.db_path.is_file())]
     if not absent:
         return tasks
     per_db = Counter(t.db_id for t in absent)

@@ -56,14 +56,17 @@ def load_jsonl(
 def _task(record: Record, index: int, folder: Path, root: Path | None, evidence: bool) -> Task:
     db_path = record.text("db_path", required=False)
     db_id = record.text("db_id", required=False)
-    if db_path is not None:
+    resolved: Path | str
+    if db_path is not None and "://" in db_path:
+        resolved = db_path  # a database URL (postgresql://, duckdb://, mysql://): docs/engines.md
+    elif db_path is not None:
         resolved = folder / Path(db_path).expanduser()
     elif db_id is not None:
         if root is None:
             raise record.error(f"db_id '{db_id}' needs a database root (--db-root) to find its file.")
         resolved = find_database(db_id, [root], flat=True)
     else:
-        raise record.error("needs 'db_path' (a SQLite file) or 'db_id' (a database under --db-root).")
+        raise record.error("needs 'db_path' (a SQLite file or a database URL) or 'db_id' (a database under --db-root).")
     note = record.text("evidence", required=False)
     return Task(
         question_id=record.ident("question_id", required=False) or str(index),

@@ -21,6 +21,16 @@ from sqlscout.errors import DatabaseError, QueryError, QueryRefused, QueryTimeou
 __all__ = ["DuckDBDatabase"]
 
 _MEMORY_LIMIT = "2GB"
+# How every file is opened (DuckDB refuses a second connection to a file with another configuration).
+CONFIG = {
+    "enable_external_access": False,
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_community_extensions": False,
+    "temp_directory": "",
+    "memory_limit": _MEMORY_LIMIT,
+    "lock_configuration": True,
+}
 
 
 class DuckDBDatabase(EngineDatabase):
@@ -36,17 +46,8 @@ class DuckDBDatabase(EngineDatabase):
             path = Path(self.url.path or "").expanduser()
             if not path.is_file():
                 raise DatabaseError(f"{self.path}: no such DuckDB file; check the path after duckdb://")
-            config = {
-                "enable_external_access": False,
-                "autoinstall_known_extensions": False,
-                "autoload_known_extensions": False,
-                "allow_community_extensions": False,
-                "temp_directory": "",
-                "memory_limit": _MEMORY_LIMIT,
-                "lock_configuration": True,
-            }
             try:
-                root = duckdb.connect(str(path), read_only=True, config=config)
+                root = duckdb.connect(str(path), read_only=True, config=dict(CONFIG))
             except duckdb.Error as exc:
                 raise DatabaseError(f"{self.path}: cannot open read-only ({str(exc).splitlines()[0]})") from None
             self._root = root

@@ -202,7 +202,7 @@ def score_predictions(
     start = time.perf_counter()
     work = _group(predictions, config.semantics)
     cache = ResultCache(config.cache_dir, max_rows=config.max_rows) if config.cache_dir is not None else None
-    paths = [path for path, _ in work]
+    paths = [path for path, _ in work if "://" not in str(path)]  # a server's database has no file to cache on
     hashes = dict(zip(paths, cache.database_hashes(paths))) if cache is not None else {}
     collect = _Collector(len(predictions), config.semantics, progress)
     workers = 1
@@ -243,7 +243,7 @@ def _group(predictions: Sequence[Prediction], semantics: Semantics = Semantics.O
             gold_sql = test_suite_sql(gold_sql, prediction=False)
             pred_sql = test_suite_sql(pred_sql, prediction=True) if pred_sql is not None else None
         by_db[task.db_path].append((index, pred_sql, gold_sql))
-    missing = sorted(str(p) for p in by_db if not p.is_file())
+    missing = sorted(str(p) for p in by_db if not isinstance(p, str) and not p.is_file())  # a URL is opened to be known
     if missing:
         raise DataError(f"databases not found: {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}")
     return [(str(path), items) for path, items in by_db.items()]
@@ -290,7 +290,7 @@ def _score_here(
     unparsed = Unparsed(partial(_judge, config=config))
     try:
         for position, (path, items) in enumerate(work):
-            scorer = _DatabaseScorer(path, cache.results(hashes[path]) if cache is not None else None, config, unparsed)
+            scorer = _DatabaseScorer(path, cache.results(hashes[path]) if cache is not None and path in hashes else None, config, unparsed)
             try:
                 for at in range(0, len(items), _SLICE):
                     collect.take(scorer.score(items[at : at + _SLICE]))
@@ -334,7 +334,8 @@ class _OnDemand:
     bytes, and SQLite locks the file once, not per query (on Spider, half a query's cost)."""
 
     def __init__(self, path: str, config: ScoreConfig) -> None:
-        self.path = Path(path).expanduser().resolve()  # as Database names it (GoldResults' key)
+        # as the database names itself (GoldResults' key): a resolved path, or a URL without its password
+        self.path: Path | str = path if "://" in str(path) else Path(path).expanduser().resolve()
         self.config = config
         self._db: Database | None = None
         self._snapshot: Any = None
@@ -345,8 +346,11 @@ class _OnDemand:
     def _open(self) -> Database:
         if self._db is None:
             config = self.config
-            db = Database(self.path, SandboxConfig(timeout_s=config.timeout_s, max_rows=config.max_rows,
-                                                   immutable=config.immutable))
+            from sqlscout.engines import open_database
+
+            db = open_database(self.path, SandboxConfig(timeout_s=config.timeout_s, max_rows=config.max_rows,
+                                                        immutable=config.immutable))
+            self.path = db.path
             snapshot = db.snapshot()
             try:
                 snapshot.__enter__()
