@@ -1,0 +1,6 @@
+"""sqlscout's environment in the trainers people already use. Each module is a thin
+adapter over ``sqlscout.env``, the runner and ``sqlscout.scoring`` (no tool, prompt or
+reward of its own) and imports its trainer only when used:
+
+- ``trl`` — a ``rollout_func`` and a reward function for TRL's ``GRPOTrainer``.
+"""
