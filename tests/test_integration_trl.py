@@ -48,3 +48,41 @@ def test_grpo_trainer_trains_on_sqlscout_episodes_with_its_mask_and_reward(one_t
         assert result.prompt_version == "sqlscout-prompt-3"  # the plain protocol, no help
     assert all(r in {c.invalid for c in REWARD_PRESETS.values()} or r >= 0 for r in out["sqlscout_reward"])
     assert any("reward" in row for row in trainer.state.log_history)
+
+
+def test_the_same_scripted_episodes_earn_the_same_rewards_as_in_sqlscouts_trainer() -> None:
+    """Issue 41's parity: 20 questions, the same scripted replies, the same rewards through
+    sqlscout's trainer (collect_groups) and through the TRL rollout."""
+    import json
+    import types
+
+    from sqlscout.backends.scripted import ScriptedBackend
+    from sqlscout.integrations.trl import SqlscoutRollout
+    from sqlscout.runner import Runner, RunnerConfig
+    from sqlscout.scoring import REWARD_PRESETS
+    from sqlscout.scoring.gold import GoldResults
+    from sqlscout.train.rollout import collect_groups
+
+    tasks = load_tasks("spider", SPIDER, missing_db="skip")[:20]
+    answers = {t.question: [t.gold_sql, "SELECT 1", "SELECT count(*) FROM singer"] for t in tasks}
+
+    def script(which):  # noqa: ANN001, ANN202 - three kinds of answer per question: right, wrong, near
+        def reply(turn):  # noqa: ANN001, ANN202
+            question = turn.prompt.rsplit("Question: ", 1)[1].split("<|im_end|>", 1)[0].strip()
+            return json.dumps({"tool": "submit_sql", "args": {"sql": answers[question][which(turn.episode)]}})
+
+        return reply
+
+    episode = EpisodeConfig(max_rounds=2, token_budget=8192, schema=SchemaMode.FULL)
+    preset = REWARD_PRESETS["sqale-dense"]
+    # sqlscout's trainer runs 3 samples of each question; TRL hands each question 3 times
+    with Runner(ScriptedBackend(script(lambda e: e[1])), RunnerConfig(episode=episode, max_batch=64)) as runner:
+        groups = collect_groups(runner, tasks, list(range(20)), group_size=3, seed=0, reward=preset,
+                                scale_by_std=False, gold=GoldResults())  # fmt: skip
+    theirs = [r for g in groups for r in g.rewards]
+
+    rollout = SqlscoutRollout(tasks, episode=episode, backend=lambda trainer: ScriptedBackend(script(lambda e: e[0] % 3)), max_batch=64)
+    keys = [key for row in rollout.dataset() for key in [row["prompt"]] * 3]
+    out = rollout(keys, types.SimpleNamespace())
+    assert out["sqlscout_reward"] == theirs and len(theirs) == 60
+    assert len(set(theirs)) >= 2  # right, wrong and near answers are told apart

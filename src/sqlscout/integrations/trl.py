@@ -44,6 +44,8 @@ class SqlscoutRollout:
         sampling: temperature, top-p, top-k (the seed card's by default).
         reward: a reward preset of :data:`sqlscout.scoring.REWARD_PRESETS`.
         max_batch: episodes generated together.
+        backend: what samples the episodes, from the trainer (default: the transformers
+            backend over the trainer's own model); a test passes a scripted one.
     """
 
     def __init__(
@@ -54,12 +56,14 @@ class SqlscoutRollout:
         sampling: SamplingParams | None = None,
         reward: str = "sqale-dense",
         max_batch: int = 16,
+        backend: Any = None,
     ) -> None:
         self.tasks = {task_key(t): t for t in tasks if t.gold_sql}
         self.episode = episode or EpisodeConfig()
         self.sampling = replace(sampling or SamplingParams(), logprobs=True)
         self.reward = REWARD_PRESETS[reward]
         self.max_batch = max_batch
+        self.backend = backend or self._policy_backend
         self.gold = GoldResults()
         self.calls = 0
         self.last_results: list[Any] = []  # the episodes of the latest call (for logging and tests)
@@ -68,16 +72,21 @@ class SqlscoutRollout:
         """The rows of a training dataset: one prompt (a task's key) per question."""
         return [{"prompt": key} for key in self.tasks]
 
-    def __call__(self, prompts: Sequence[Any], trainer: Any) -> dict[str, list[Any]]:
+    def _policy_backend(self, trainer: Any) -> Any:
         from sqlscout.backends.hf import HFBackend, HFConfig
 
         model = trainer.accelerator.unwrap_model(trainer.model) if hasattr(trainer, "accelerator") else trainer.model
-        backend = HFBackend(model, trainer.processing_class, HFConfig(max_batch=self.max_batch, seed=self.calls))
+        return HFBackend(model, trainer.processing_class, HFConfig(max_batch=self.max_batch, seed=self.calls))
+
+    def __call__(self, prompts: Sequence[Any], trainer: Any) -> dict[str, list[Any]]:
+        backend = self.backend(trainer)
+        model = getattr(backend, "model", None)
         tasks = [self.tasks[str(p)] for p in prompts]  # TRL repeats each prompt once per generation
         config = RunnerConfig(episode=self.episode, sampling=self.sampling, max_batch=self.max_batch, seed=self.calls)
         self.calls += 1
-        was_training = model.training
-        model.eval()
+        was_training = bool(getattr(model, "training", False))
+        if model is not None and hasattr(model, "eval"):
+            model.eval()
         try:
             with Runner(backend, config) as runner:
                 rollouts = sorted(runner.run(tasks), key=lambda r: r.index)
@@ -88,11 +97,12 @@ class SqlscoutRollout:
                     for t, r in zip(tasks, rollouts)
                 ]  # fmt: skip
         finally:
-            model.train(was_training)
+            if model is not None and hasattr(model, "train"):
+                model.train(was_training)
         rewards = _rewards(tasks, rollouts, scored, self.reward)
         out: dict[str, list[Any]] = {"prompt_ids": [], "completion_ids": [], "logprobs": [], "env_mask": [], "sqlscout_reward": rewards}
         for rollout in rollouts:
-            _, _, prompt_end = rollout.segments[0]
+            prompt_end = rollout.segments[0][2] if rollout.segments else 0  # no ids from a backend without a tokenizer
             ids = rollout.token_ids
             mask = trainable_mask(rollout.segments, len(ids))
             out["prompt_ids"].append(list(ids[:prompt_end]))
