@@ -90,10 +90,10 @@ def test_a_resume_under_other_help_is_refused(tiny_model_dir: Path, tmp_path: Pa
 
 def test_a_profile_file_starts_from_a_base_and_changes_rules(tmp_path: Path) -> None:
     path = tmp_path / "lean.yaml"
-    path.write_text("name: lean\nbase: draft\nrules:\n  fresh_start: false\n  constrain: {reasoning_lines: 1}\n")
+    path.write_text("name: lean\nbase: draft\nrules:\n  end_on_repeat: false\n  constrain: {reasoning_lines: 1}\n")
     lean = load_profile(str(path))
-    assert lean.name == "lean" and "fresh_start" not in lean.rules and lean.rules["constrain"].reasoning_lines == 1
-    assert set(lean.rules) == set(get_profile("draft").rules) - {"fresh_start"}
+    assert lean.name == "lean" and "end_on_repeat" not in lean.rules and lean.rules["constrain"].reasoning_lines == 1
+    assert set(lean.rules) == set(get_profile("draft").rules) - {"end_on_repeat"}
     assert lean.version() != get_profile("draft").version()
     path.write_bytes(b"name: \xff\n")
     with pytest.raises(ConfigError, match="cannot read the assist profile"):

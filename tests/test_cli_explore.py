@@ -96,12 +96,12 @@ def test_play_with_piped_turns_scores_the_answer() -> None:
 
 
 def test_play_under_a_profile_of_help_shows_what_a_model_under_it_sees() -> None:
-    # --assist draft: the first turn is single-shot's; a draft that fails begins the agent
-    # again from its own prompt, which shows the draft and its error; play shows it anew.
+    # --assist draft-guided: the first turn is single-shot's; a draft that fails begins the
+    # agent again from its own prompt, which shows the draft and its error; play shows it anew.
     turns = "```sql\nSELECT COUNT(*) FROM Genres\n```\n\n" \
             '{"tool": "run_query", "args": {"sql": "SELECT COUNT(*) FROM Genre"}}\n\n' \
             '{"tool": "submit_sql", "args": {"sql": "SELECT COUNT(*) FROM Genre"}}\n\n'
-    result = invoke("play", CHINOOK, "How many genres?", "--schema", "full", "--assist", "draft",
+    result = invoke("play", CHINOOK, "How many genres?", "--schema", "full", "--assist", "draft-guided",
                     "--gold", "SELECT count(GenreId) FROM Genre", input=turns)
     assert result.exit_code == 0, result.output
     out = result.stdout
