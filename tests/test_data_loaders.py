@@ -233,6 +233,8 @@ def test_docstring_examples_run(module_name, data_dir, tmp_path, monkeypatch):
     (tmp_path / "shared").mkdir()
     (tmp_path / "shared" / "data").symlink_to(data_dir, target_is_directory=True)
     (tmp_path / "checkout").mkdir()
+    # ...and the package's own files (src/sqlscout/data/chinook) as from the same root.
+    (tmp_path / "checkout" / "src").symlink_to(Path(__file__).resolve().parents[1] / "src", target_is_directory=True)
     monkeypatch.chdir(tmp_path / "checkout")
     module = importlib.import_module(module_name)
     results = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)

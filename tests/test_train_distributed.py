@@ -105,3 +105,18 @@ def test_a_launch_that_would_train_silent_copies_is_refused():
     # `accelerate launch --cpu --num_processes 2` runs one process with a rendezvous address
     with pytest.raises(ConfigError, match="accelerate launch --cpu started one process"):
         make_accelerator("fp32", {"ACCELERATE_USE_CPU": "True", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": "29500"})
+
+
+def test_a_run_after_another_accelerator_in_the_same_process_gets_its_own_precision():
+    """TRL's trainer (or a notebook cell) may have set up accelerate in bf16 first; a sqlscout
+    run in the same process must not die with "AcceleratorState has already been initialized"."""
+    from accelerate import Accelerator
+    from accelerate.state import AcceleratorState
+
+    Accelerator(mixed_precision="bf16")
+    try:
+        accelerator = make_accelerator("fp32", {})
+        assert accelerator.mixed_precision == "no"
+        assert make_accelerator("bf16", {}).mixed_precision == "bf16"
+    finally:
+        AcceleratorState._reset_state()

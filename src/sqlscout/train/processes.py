@@ -19,6 +19,7 @@ from typing import Mapping
 
 import torch
 from accelerate import Accelerator
+from accelerate.state import AcceleratorState
 from accelerate.utils import DistributedType
 
 from sqlscout.errors import ConfigError
@@ -53,9 +54,13 @@ def make_accelerator(precision: str, env: Mapping[str, str] | None = None) -> Ac
         # `accelerate launch --cpu --num_processes N` runs its single-process launcher.
         raise ConfigError(f"accelerate launch --cpu started one process although several were asked for; on CPUs run {CPU_LAUNCH}")
     cpu = world > 1 and not torch.cuda.is_available()
-    accelerator = Accelerator(
-        mixed_precision="bf16" if precision == "bf16" else "no", step_scheduler_with_optimizer=False, cpu=cpu
-    )
+    mixed = "bf16" if precision == "bf16" else "no"
+    state = AcceleratorState._shared_state
+    if world == 1 and state and state.get("_mixed_precision", mixed) != mixed:
+        # Another trainer in this process (TRL's, a notebook's) set accelerate up with another
+        # precision; accelerate refuses a second one, so the run starts its own state afresh.
+        AcceleratorState._reset_state()
+    accelerator = Accelerator(mixed_precision=mixed, step_scheduler_with_optimizer=False, cpu=cpu)
     check_joined(world, accelerator.num_processes)
     return accelerator
 

@@ -36,6 +36,7 @@ class RepairHints(Rule):
 
     name = "repair_hints"
     summary = "a failed query gets a hint read from the query itself, and its repair is run"
+    measured = "0.5B, draft-guided with the worked example, dev-tune, 58 questions: 63.8 % with it, 48.3 % without (1 gained, 10 lost)"
 
     def __init__(self, params: object, layer: object) -> None:
         super().__init__(params, layer)  # type: ignore[arg-type]

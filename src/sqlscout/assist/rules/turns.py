@@ -22,6 +22,7 @@ class RerunSubmits(Rule):
 
     name = "rerun_submits"
     summary = "a query that ran, sent to run_query again verbatim, is taken as the answer"
+    measured = "in no profile: issue 11 measured it and kept it off"
 
     def reply(self, episode: EpisodeView, text: str, parsed: ParsedTurn) -> ParsedTurn | Decision:
         if any(c.tool == "submit_sql" for c in parsed.calls):
@@ -41,6 +42,7 @@ class SubmitHint(Rule):
 
     name = "submit_hint"
     summary = "after a query ran, a line asks to submit it if it answers the question"
+    measured = "dropped from the draft profile with guided_start (see there)"
 
     def observation(self, episode: EpisodeView, results: str) -> str:
         loops = self.layer.rule("end_on_repeat")
@@ -62,6 +64,7 @@ class RestateQuestion(Rule):
 
     name = "restate_question"
     summary = "schema withheld: each results message ends with the question again"
+    measured = "acts only with the schema withheld; chosen on seed-0 100 (the 1.5B withheld, issue 11)"
 
     def observation(self, episode: EpisodeView, results: str) -> str:
         if episode.config.schema is not SchemaMode.WITHHELD:
