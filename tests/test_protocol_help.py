@@ -74,7 +74,7 @@ def test_the_seed_model_keeps_its_protocol_and_untrained_presets_are_constrained
     assert seed.episode == EpisodeConfig(max_rounds=6, token_budget=24_576)  # the protocol, as trained
     assert seed.assist == "none" and get_profile(seed.assist).rules == {}  # no help at all
     assert seed.episode.schema is SchemaMode.WITHHELD
-    assert (PRESETS["qwen2.5-coder-0.5b"].assist, PRESETS["qwen2.5-coder-1.5b"].assist) == ("draft", "guided")
+    assert (PRESETS["qwen2.5-coder-0.5b"].assist, PRESETS["qwen2.5-coder-1.5b"].assist) == ("draft", "draft")
     for name in ("qwen2.5-coder-0.5b", "qwen2.5-coder-1.5b"):
         small = PRESETS[name]
         assert small.episode == EpisodeConfig(max_rounds=6, token_budget=12_288, max_turn_tokens=512, schema=SchemaMode.FULL)

@@ -105,3 +105,23 @@ def test_an_empty_predictions_file_is_an_error_not_a_score_of_zero(tmp_path):
     )  # fmt: skip
     assert done.returncode == 1 and "holds no prediction for any question" in done.stderr, done.stderr
     assert [line for line in done.stderr.splitlines() if line.startswith("error:")] == done.stderr.strip().splitlines()[-1:]
+
+
+@pytest.mark.parametrize(
+    "line,message",
+    [
+        ("[" * 100_000, "nested too deeply"),  # once a RecursionError traceback
+        ('{"question_id": ' + "9" * 5000 + ', "sql": "SELECT 1"}', "a number longer than"),  # once a ValueError
+        (json.dumps({"question_id": "7" * 5000, "question": "q", "db_path": str(CHINOOK), "sql": "SELECT 1"}), "ids are at most 200"),
+    ],
+)
+def test_a_pathological_line_is_a_one_line_error(tmp_path, line, message):
+    predictions = tmp_path / "bad.jsonl"
+    predictions.write_text(line + "\n")
+    result = CliRunner().invoke(app, ["score", str(predictions), "--benchmark", "spider", "--data", str(SPIDER), "--missing-db", "skip"])
+    assert result.exit_code == 2 and not isinstance(result.exception, (RecursionError, ValueError)), result.exception
+    assert message in result.output and len(result.output.strip().splitlines()) == 1, result.output
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text(line + "\n")
+    with pytest.raises(DataError, match=message):
+        load_tasks("jsonl", tasks)

@@ -211,6 +211,26 @@ def test_a_body_over_the_limit_is_refused(client: httpx.Client) -> None:
     assert response.json()["error"] == {"type": "too_large", "message": "the body is over 1000000 bytes"}
 
 
+def test_a_chunked_body_is_counted_as_it_arrives(client: httpx.Client) -> None:
+    """No Content-Length to read: the cap counts the chunks (a 200 MB chunked upload once got 200 OK)."""
+    sent = 0
+
+    def chunks():
+        nonlocal sent
+        yield b'{"db": "music", "args": {"sql": "SELECT \''
+        for _ in range(200):  # 200 x 64 KiB = 12.5 MiB, if the server kept reading
+            sent += 65536
+            yield b"x" * 65536
+        yield b'\'"}}'
+
+    response = client.post("/v1/tools/run_query", content=chunks(), headers={"content-type": "application/json"})
+    assert response.status_code == 413
+    assert response.json()["error"]["type"] == "too_large"
+    small = client.post("/v1/tools/run_query", content=iter([b'{"db": "music", ', b'"args": {"sql": "SELECT 1"}}']),
+                        headers={"content-type": "application/json"})  # fmt: skip
+    assert small.status_code == 200 and small.json()["ok"] is True
+
+
 def test_a_body_that_is_not_json_is_refused(client: httpx.Client) -> None:
     response = client.post("/v1/tools/list_tables", content=b"{db: music", headers={"content-type": "application/json"})
     assert response.status_code == 422

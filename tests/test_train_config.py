@@ -122,3 +122,13 @@ def test_importing_the_trainer_loads_no_heavy_library():
     loaded = set(json.loads(subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env,
                                            check=True, timeout=60).stdout))  # fmt: skip
     assert not loaded & {"torch", "transformers", "accelerate", "peft", "vllm"}
+
+
+def test_a_config_that_is_not_utf8_is_a_one_line_error(tmp_path):
+    from sqlscout.errors import ConfigError
+    from sqlscout.train.config import load_config
+
+    path = tmp_path / "latin1.yaml"
+    path.write_bytes("model: caf\xe9\n".encode("latin-1"))
+    with pytest.raises(ConfigError, match="not UTF-8 text"):
+        load_config(path)

@@ -18,12 +18,37 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 from typing import Any, Iterator
 
 from sqlscout.errors import DataError
 
-__all__ = ["Record", "read_json", "read_json_list", "read_jsonl", "require_file"]
+__all__ = ["Record", "decode_json", "read_json", "read_json_list", "read_jsonl", "require_file"]
+
+MAX_ID_CHARS = 200
+
+
+def decode_json(text: str | bytes, *, object_pairs_hook: Any = None) -> Any:
+    """``json.loads`` whose every failure is a ValueError with a short reason.
+
+    Besides bad syntax, Python's decoder fails on nesting deeper than the interpreter's
+    recursion limit (RecursionError) and on integers of more than 4,300 digits; a line of
+    100,000 ``[`` is a malformed file, not a crash.
+
+    >>> decode_json("[" * 100_000)
+    Traceback (most recent call last):
+    ...
+    ValueError: nested too deeply (over ... levels)
+    """
+    try:
+        return json.loads(text, object_pairs_hook=object_pairs_hook)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{exc.msg} at line {exc.lineno}") from None
+    except RecursionError:
+        raise ValueError(f"nested too deeply (over {sys.getrecursionlimit()} levels)") from None
+    except ValueError:  # int() refuses the digits: sys.get_int_max_str_digits()
+        raise ValueError(f"a number longer than {sys.get_int_max_str_digits()} digits") from None
 
 
 def require_file(path: str | os.PathLike[str], what: str) -> Path:
@@ -38,11 +63,11 @@ def read_json(path: str | os.PathLike[str], what: str, *, object_pairs_hook: Any
     path = require_file(path, what)
     try:
         with open(path, encoding="utf-8") as handle:
-            return json.load(handle, object_pairs_hook=object_pairs_hook)
-    except json.JSONDecodeError as exc:
-        raise DataError(f"{path}: not valid JSON ({exc.msg} at line {exc.lineno}); is this the {what}?") from None
+            return decode_json(handle.read(), object_pairs_hook=object_pairs_hook)
     except UnicodeDecodeError:
         raise DataError(f"{path}: not UTF-8 text; is this the {what}?") from None
+    except ValueError as exc:
+        raise DataError(f"{path}: not valid JSON ({exc}); is this the {what}?") from None
 
 
 def read_json_list(path: str | os.PathLike[str], what: str) -> list[Record]:
@@ -66,9 +91,9 @@ def read_jsonl(path: str | os.PathLike[str], what: str = "JSONL questions file")
             if not line.strip():
                 continue
             try:
-                item = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise DataError(f"{path} line {number}: not valid JSON ({exc.msg}); fix or remove the line.") from None
+                item = decode_json(line)
+            except ValueError as exc:
+                raise DataError(f"{path} line {number}: not valid JSON ({str(exc).split(' at line ')[0]}); fix or remove the line.") from None
             yield Record.of(item, path, f"line {number}")
 
 
@@ -120,7 +145,10 @@ class Record:
             raise self.error(f"field '{key}' must be a string or an integer, found {type(value).__name__}.")
         if isinstance(value, str) and not value.strip():
             raise self.error(f"field '{key}' is empty.")
-        return str(value)
+        text = str(value)
+        if len(text) > MAX_ID_CHARS:
+            raise self.error(f"field '{key}' is {len(text):,} characters long; ids are at most {MAX_ID_CHARS}.")
+        return text
 
     def choice(self, key: str, allowed: tuple[str, ...], *, required: bool = True) -> str | None:
         value = self.text(key, required=required)

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
-from sqlscout.data.records import read_json, read_jsonl
+from sqlscout.data.records import decode_json, read_json, read_jsonl
 from sqlscout.errors import DataError
 from sqlscout.evaluation.batch_score import Prediction
 from sqlscout.env.task import Task
@@ -94,9 +94,9 @@ def _looks_like_bird(path: Path) -> bool:
     # A JSON object spanning the file (BIRD) rather than one object per line (JSONL).
     first_line = head.split("\n", 1)[0]
     try:
-        json.loads(first_line)
+        decode_json(first_line)
         return False
-    except json.JSONDecodeError:
+    except ValueError:
         return head.startswith("{")
 
 
@@ -181,11 +181,11 @@ def _read_run(folder: Path) -> PredictionSet:
     predictions = []
     for number, line in read_whole_lines(file):  # a torn last line is skipped
         try:
-            data = json.loads(line)
+            data = decode_json(line)
             episode = data.get("episode", data)
             task = Task.from_dict(episode["task"])
             sql = episode.get("final_sql")
-        except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
             raise DataError(f"{file} line {number}: not an episode record ({type(exc).__name__}: {exc}).") from None
         if sql is not None and not isinstance(sql, str):
             raise DataError(f"{file} line {number}: final_sql must be a string or null.")

@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 from typing import IO, Any, Iterator
 
+from sqlscout.data.records import decode_json
 from sqlscout.errors import DataError, SqlscoutError
 from sqlscout.evaluation.record import EpisodeRecord
 
@@ -85,8 +86,8 @@ class RunDir:
             return
         for number, line in read_whole_lines(self.episodes_path):
             try:
-                yield EpisodeRecord.from_dict(json.loads(line))
-            except (json.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
+                yield EpisodeRecord.from_dict(decode_json(line))
+            except (KeyError, TypeError, ValueError) as exc:
                 raise DataError(f"{self.episodes_path}:{number}: not an episode record ({exc})") from None
 
     def read_records(self) -> list[EpisodeRecord]:

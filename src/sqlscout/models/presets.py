@@ -121,7 +121,7 @@ PRESETS: dict[str, Preset] = {
                 filename="qwen2.5-coder-1.5b-instruct-q4_k_m.gguf",
             ),
             episode=_SMALL_EPISODE,
-            assist="guided",
+            assist="draft",
         ),
         Preset(
             name="qwen2.5-coder-0.5b",

@@ -178,24 +178,48 @@ def create_app(tools: ToolService, ask: AskService | None = None, token: str | N
 
 
 class BodyLimit:
-    """ASGI middleware: a body declared larger than ``limit`` bytes gets a JSON 413.
+    """ASGI middleware: a body larger than ``limit`` bytes gets a JSON 413.
 
-    Plain ASGI rather than ``@app.middleware`` (Starlette's BaseHTTPMiddleware), which
-    runs every response, the event streams too, through one more task and buffer.
+    The bytes are counted as they arrive, so a chunked upload (no Content-Length) is held
+    to the same cap as a declared one; a body within it is read whole (at most ``limit``
+    bytes) and handed on. Plain ASGI rather than ``@app.middleware`` (Starlette's
+    BaseHTTPMiddleware), which runs every response, the event streams too, through one
+    more task and buffer.
     """
 
     def __init__(self, app: Any, limit: int) -> None:
         self.app = app
         self.limit = limit
 
+    async def _too_large(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        body = {"error": {"type": "too_large", "message": f"the body is over {self.limit} bytes"}}
+        await JSONResponse(body, status_code=413, headers={"Connection": "close"})(scope, receive, send)
+
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            length = dict(scope.get("headers") or []).get(b"content-length", b"0").decode("latin-1")
-            if not length.isdigit() or int(length) > self.limit:
-                body = {"error": {"type": "too_large", "message": f"the body is over {self.limit} bytes"}}
-                await JSONResponse(body, status_code=413)(scope, receive, send)
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope.get("headers") or []).get(b"content-length")
+        if length is not None and (not length.isdigit() or int(length) > self.limit):
+            await self._too_large(scope, receive, send)
+            return
+        body = bytearray()
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":  # the client left before it finished
                 return
-        await self.app(scope, receive, send)
+            body += message.get("body", b"")
+            if len(body) > self.limit:
+                await self._too_large(scope, receive, send)
+                return
+            if not message.get("more_body", False):
+                break
+        whole: list[dict[str, Any]] = [{"type": "http.request", "body": bytes(body), "more_body": False}]
+
+        async def replay() -> dict[str, Any]:
+            return whole.pop() if whole else await receive()
+
+        await self.app(scope, replay, send)
 
 
 def _stream(service: AskService, request: AskRequest) -> StreamingResponse:
