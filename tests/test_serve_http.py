@@ -211,6 +211,14 @@ def test_a_body_over_the_limit_is_refused(client: httpx.Client) -> None:
     assert response.json()["error"] == {"type": "too_large", "message": "the body is over 1000000 bytes"}
 
 
+def test_row_results_come_as_fields_too(client: httpx.Client) -> None:
+    body = client.post("/v1/tools/run_query", json={"db": "music", "args": {"sql": "SELECT Name FROM Genre ORDER BY GenreId"}}).json()
+    assert body["result"]["columns"] == ["Name"] and body["result"]["rows"][0] == ["Rock"]
+    assert (body["result"]["truncated"], body["result"]["row_count"]) == (True, None)
+    listed = client.post("/v1/tools/list_tables", json={"db": "music", "args": {}}).json()
+    assert "result" not in listed and listed["ok"] is True
+
+
 def test_a_chunked_body_is_counted_as_it_arrives(client: httpx.Client) -> None:
     """No Content-Length to read: the cap counts the chunks (a 200 MB chunked upload once got 200 OK)."""
     sent = 0

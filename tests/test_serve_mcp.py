@@ -83,6 +83,8 @@ def test_stdio_lists_the_episode_tools_and_answers_each_as_in_an_episode(copies:
             assert (hints.read_only_hint, hints.destructive_hint, hints.idempotent_hint, hints.open_world_hint) == (
                 True, False, True, False,
             )
+            # the tools that show rows also return them as structured content
+            assert (tool.output_schema is not None) == (tool.name in ("sample_rows", "distinct_values", "run_query"))
         with Database(copies["singers"]) as db:
             for name, args in ARGS.items():
                 result = await client.call_tool(name, {"db": "singers", **args})
@@ -93,6 +95,13 @@ def test_stdio_lists_the_episode_tools_and_answers_each_as_in_an_episode(copies:
             observation = episode.step(json.dumps({"tool": "run_query", "args": ARGS["run_query"]}))
             shown = (await client.call_tool("run_query", {"db": "singers", **ARGS["run_query"]})).content[0].text
             assert f"run_query(sql={ARGS['run_query']['sql']!r}):\n{shown}\n\n" in observation
+        many = await client.call_tool("run_query", {"db": "singers", "sql": "SELECT Name, Age FROM singer ORDER BY Age"})
+        assert many.structured_content["columns"] == ["Name", "Age"] and len(many.structured_content["rows"]) == 5
+        assert (many.structured_content["truncated"], many.structured_content["row_count"]) == (True, None)
+        one = await client.call_tool("run_query", {"db": "singers", "sql": "SELECT count(*) FROM singer"})
+        assert one.structured_content == {"columns": ["count(*)"], "rows": [[6]], "truncated": False, "row_count": 1}
+        capped = await client.call_tool("sample_rows", {"db": "singers", "table_name": "singer", "limit": 50})
+        assert capped.content[0].text.endswith("(limit is at most 20; used 20)")  # not a silent 20
         resources = (await client.list_resources()).resources
         db = Database(copies["singers"])
         assert [r.name for r in resources] == ["singers", "music"]

@@ -93,8 +93,9 @@ def test_sample_rows_default_and_cap(chinook: Database) -> None:
     assert run(chinook, "sample_rows", table_name="Genre") == (
         "GenreId | Name\n1 | Rock\n2 | Jazz\n3 | Metal\n4 | Alternative & Punk\n5 | Rock And Roll"
     )
-    assert len(run(chinook, "sample_rows", table_name="Track", limit=1000).split("\n")) == 1 + 20
-    assert len(run(chinook, "sample_rows", table_name="Track", limit=-3).split("\n")) == 1 + 1
+    capped = run(chinook, "sample_rows", table_name="Track", limit=1000).split("\n")
+    assert len(capped) == 1 + 20 + 1 and capped[-1] == "(limit is at most 20; used 20)"  # said, not silent
+    assert run(chinook, "sample_rows", table_name="Track", limit=-3).split("\n")[2:] == ["(limit is at least 1; used 1)"]
     assert run(chinook, "sample_rows", table_name="Genre", limit="2") == "GenreId | Name\n1 | Rock\n2 | Jazz"
 
 
@@ -105,7 +106,7 @@ def test_distinct_values_most_frequent_first_with_counts(chinook: Database) -> N
     assert run(chinook, "distinct_values", table_name="Track", column_name="Composer", limit=3) == (
         "Composer | count\nNULL | 977\nSteve Harris | 80\nU2 | 44\n... (showing first 3 rows; more rows exist)"
     )
-    assert len(run(chinook, "distinct_values", table_name="Track", column_name="Name", limit=500).split("\n")) == 1 + 50 + 1
+    assert len(run(chinook, "distinct_values", table_name="Track", column_name="Name", limit=500).split("\n")) == 1 + 50 + 2
 
 
 def test_run_query_shape(chinook: Database) -> None:
@@ -197,7 +198,7 @@ def test_argument_values_that_do_not_convert(chinook: Database) -> None:
         "Error: sample_rows: 'limit' must be a whole number, got inf."
     )
     assert run(chinook, "sample_rows", table_name="Genre", limit=float("nan")).startswith("Error: sample_rows: 'limit'")
-    assert run(chinook, "sample_rows", table_name="Genre", limit=10**400).count("\n") == 20
+    assert run(chinook, "sample_rows", table_name="Genre", limit=10**400).count("\n") == 21
     # A lone surrogate (a JSON "\ud800" escape) cannot reach SQLite; the model reads why.
     assert run(chinook, "run_query", sql="SELECT '\ud800'") == (
         "Error: SQL error: the query holds characters that are not valid text; rewrite it."

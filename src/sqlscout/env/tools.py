@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from sqlscout.errors import QueryError, QueryRefused, SqlscoutError, ToolArgumentError
-from sqlscout.env.render import render_table
+from sqlscout.env.render import Table, render_table
 from sqlscout.env.sandbox import Database
 from sqlscout.env.schema import quote_identifier
 
@@ -71,6 +71,7 @@ class ToolOutcome:
     elapsed_s: float = 0.0
     ends_episode: bool = False
     sql: str | None = None  # the query for run_query / submit_sql
+    data: dict[str, Any] | None = None  # a result table's columns, rows, truncated, row_count
 
 
 @dataclass(frozen=True)
@@ -238,7 +239,7 @@ def sample_rows(db: Database, table_name: str, limit: int = 5) -> str:
     table = db.schema.table(table_name)
     n = max(1, min(limit, SAMPLE_ROWS_MAX))
     result = db.execute(f"SELECT * FROM {quote_identifier(table.name)} LIMIT {n}")
-    return render_table(result.columns, result.rows)
+    return render_table(result.columns, result.rows, note=_capped_note(limit, n, SAMPLE_ROWS_MAX))
 
 
 @_tool()
@@ -258,7 +259,14 @@ def distinct_values(db: Database, table_name: str, column_name: str, limit: int 
         f"SELECT {col}, COUNT(*) AS count FROM {quote_identifier(table.name)} "
         f"GROUP BY {col} ORDER BY count DESC, {col} LIMIT {n + 1}"
     )
-    return render_table(result.columns, result.rows[:n], more_rows=len(result.rows) > n)
+    return render_table(result.columns, result.rows[:n], more_rows=len(result.rows) > n, note=_capped_note(limit, n, DISTINCT_VALUES_MAX))
+
+
+def _capped_note(asked: int, used: int, most: int) -> str:
+    """Say so when the limit asked for was not the one used (a silent 20 for 50 misleads)."""
+    if asked == used:
+        return ""
+    return f"(limit is at most {most}; used {used})" if asked > most else "(limit is at least 1; used 1)"
 
 
 @_tool()
@@ -364,6 +372,7 @@ def call_tool(db: Database, name: str, args: Mapping[str, Any]) -> ToolOutcome:
         text = tool.function(db, **bound)
     except SqlscoutError as exc:
         return ToolOutcome(f"Error: {exc}", ok=False, elapsed_s=time.perf_counter() - start, sql=sql)
+    data = text.as_dict() if isinstance(text, Table) else None
     return ToolOutcome(
-        text, ok=True, elapsed_s=time.perf_counter() - start, ends_episode=tool.ends_episode, sql=sql
+        str(text), ok=True, elapsed_s=time.perf_counter() - start, ends_episode=tool.ends_episode, sql=sql, data=data
     )

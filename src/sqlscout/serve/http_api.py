@@ -131,7 +131,10 @@ def create_app(tools: ToolService, ask: AskService | None = None, token: str | N
         tools.catalog.get(body.db)
         tool.bind(body.args)  # bad arguments are the caller's error: 422
         outcome = await tools.call(name, body.args, body.db)
-        return {"db": body.db, "tool": name, "ok": outcome.ok, "output": outcome.text, "elapsed_s": outcome.elapsed_s}
+        answer = {"db": body.db, "tool": name, "ok": outcome.ok, "output": outcome.text, "elapsed_s": outcome.elapsed_s}
+        if outcome.data is not None:
+            answer["result"] = outcome.data
+        return answer
 
     @api.post("/score", summary="Score a query against a reference query")
     async def score(body: ScoreBody) -> dict[str, Any]:

@@ -66,7 +66,9 @@ def build_server(tools: ToolService, ask: AskService | None = None) -> Server[An
     """The server over ``tools`` (and ``ask`` when a model is loaded)."""
     catalog = tools.catalog
     listed = [
-        types.Tool(name=d.name, description=d.description, input_schema=d.input_schema, annotations=READ_ONLY)
+        types.Tool(
+            name=d.name, description=d.description, input_schema=d.input_schema, output_schema=d.output_schema, annotations=READ_ONLY
+        )
         for d in tool_definitions(catalog.names)
     ]
     if ask is not None:
@@ -89,7 +91,7 @@ def build_server(tools: ToolService, ask: AskService | None = None) -> Server[An
             outcome = await tools.call(params.name, args, db)
         except SqlscoutError as exc:  # unknown database, deadline, busy: the caller can act on it
             return types.CallToolResult(content=[_text(f"Error: {exc}")], is_error=True)
-        return types.CallToolResult(content=[_text(outcome.text)], is_error=not outcome.ok)
+        return types.CallToolResult(content=[_text(outcome.text)], structured_content=outcome.data, is_error=not outcome.ok)
 
     async def list_resources(_ctx: Any, _params: Any) -> types.ListResourcesResult:
         return types.ListResourcesResult(

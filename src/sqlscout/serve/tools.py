@@ -33,6 +33,21 @@ class ToolDefinition:
     name: str
     description: str
     input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None = None
+
+
+# What the tools that show rows return besides their text (ToolOutcome.data).
+TABLE_TOOLS = ("sample_rows", "distinct_values", "run_query")
+TABLE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "columns": {"type": "array", "items": {"type": "string"}},
+        "rows": {"type": "array", "items": {"type": "array"}, "description": "the rows shown (cells as the text shows them; blobs by size)"},
+        "truncated": {"type": "boolean", "description": "more rows exist than are shown"},
+        "row_count": {"type": ["integer", "null"], "description": "how many rows the result has; null when truncated"},
+    },
+    "required": ["columns", "rows", "truncated", "row_count"],
+}
 
 
 def tool_definitions(databases: list[str]) -> list[ToolDefinition]:
@@ -50,7 +65,8 @@ def tool_definitions(databases: list[str]) -> list[ToolDefinition]:
         if len(databases) > 1:
             schema["properties"] = {DB_ARGUMENT: db_property(databases), **schema["properties"]}
             schema["required"] = [DB_ARGUMENT, *schema["required"]]
-        definitions.append(ToolDefinition(function["name"], function["description"], schema))
+        output = copy.deepcopy(TABLE_SCHEMA) if function["name"] in TABLE_TOOLS else None
+        definitions.append(ToolDefinition(function["name"], function["description"], schema, output))
     return definitions
 
 
