@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 import time
 from pathlib import Path
 
@@ -136,12 +137,15 @@ def test_bad_files_get_one_line_errors(tmp_path: Path) -> None:
     assert "\n" not in str(info.value)
 
 
-def test_an_empty_file_is_an_empty_database(tmp_path: Path) -> None:
+def test_an_empty_file_or_a_proc_file_is_not_a_database(tmp_path: Path) -> None:
+    """Both once opened as an empty database: a typo'd path answered "no tables"."""
     empty = tmp_path / "empty.sqlite"
     empty.touch()
-    db = Database(empty)
-    assert call_tool(db, "list_tables", {}).text == "(the database has no tables)"
+    with pytest.raises(DatabaseError, match=r"empty \(0 bytes\), not a SQLite database"):
+        Database(empty)
     assert empty.stat().st_size == 0
+    with pytest.raises(DatabaseError, match="not a SQLite database"):  # reports size 0, yet has text
+        Database("/proc/self/status")
 
 
 def test_content_hash_is_the_files_sha256(chinook: Database) -> None:
@@ -183,3 +187,20 @@ def test_a_snapshot_reads_one_version_of_the_file_and_ends_cleanly(make_db) -> N
         db.execute("UPDATE t SET x = 3")
     db.close()
     writer.close()
+
+
+def test_a_user_table_named_sqlite_something_is_seen_by_every_tool(tmp_path: Path) -> None:
+    """Once hidden from the schema tools (a prefix rule) yet readable by run_query."""
+    path = tmp_path / "odd.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript("CREATE TABLE t(a INTEGER); INSERT INTO t VALUES (1), (2);"
+                       "CREATE TABLE s(id INTEGER PRIMARY KEY AUTOINCREMENT, v); INSERT INTO s(v) VALUES (3);")  # fmt: skip
+    conn.execute("PRAGMA writable_schema = ON")
+    conn.execute("UPDATE sqlite_master SET name = 'sqlite_users', tbl_name = 'sqlite_users', "
+                 "sql = 'CREATE TABLE sqlite_users(a INTEGER)' WHERE name = 't'")  # fmt: skip
+    conn.commit()
+    conn.close()
+    with Database(path) as db:
+        assert call_tool(db, "list_tables", {}).text.splitlines() == ["sqlite_users", "s"]  # not sqlite_sequence
+        assert call_tool(db, "sample_rows", {"table_name": "sqlite_users"}).text == "a\n1\n2"
+        assert call_tool(db, "run_query", {"sql": "SELECT count(*) FROM sqlite_users"}).text == "count(*)\n2"

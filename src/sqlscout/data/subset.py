@@ -30,6 +30,7 @@ from typing import Sequence
 
 from sqlscout.data.ddl import strip_foreign_keys
 from sqlscout.errors import DataError
+from sqlscout.env.schema import SQLITE_INTERNAL_TABLES
 
 __all__ = ["build_subset", "table_names"]
 
@@ -63,7 +64,7 @@ def build_subset(source: str | os.PathLike[str], keep: Sequence[str], target: st
             "SELECT type, name, tbl_name, sql FROM sqlite_master WHERE sql IS NOT NULL ORDER BY rowid"
         ).fetchall()
     src.close()
-    tables = [(name, sql) for kind, name, _, sql in objects if kind == "table" and not name.startswith("sqlite_")]
+    tables = [(name, sql) for kind, name, _, sql in objects if kind == "table" and name not in SQLITE_INTERNAL_TABLES]
     kept = [name for name, _ in tables if name.lower() in wanted]
     unknown = wanted - {k.lower() for k in kept}
     if unknown:

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
 from sqlscout.engines.url import DatabaseURL
-from sqlscout.env.schema import quote_identifier
+from sqlscout.env.schema import SQLITE_INTERNAL_TABLES, quote_identifier
 from sqlscout.errors import ConfigError, DatabaseError
 
 __all__ = ["CopyReport", "GoldCheck", "check_golds", "copy_database", "ensure_database", "transpile_gold"]
@@ -251,9 +251,8 @@ class _Table:
 
 
 def _sqlite_tables(src: sqlite3.Connection) -> list[_Table]:
-    names = [r[0] for r in src.execute(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, 7) <> 'sqlite_' ORDER BY rowid"
-    )]  # fmt: skip
+    names = [r[0] for r in src.execute("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY rowid")]
+    names = [n for n in names if n not in SQLITE_INTERNAL_TABLES]
     tables = []
     for name in names:
         info = src.execute(f"PRAGMA table_info({quote_identifier(name)})").fetchall()

@@ -554,7 +554,9 @@ def _check_sqlite_file(path: Path, config: SandboxConfig) -> None:
             header = handle.read(20)
     except OSError as exc:
         raise DatabaseError(f"{path}: cannot read ({exc.strerror}).") from None
-    if header[: len(_SQLITE_HEADER)] != _SQLITE_HEADER and path.stat().st_size > 0:
+    if not header:
+        raise DatabaseError(f"{path}: empty (0 bytes), not a SQLite database; check the path.")
+    if header[: len(_SQLITE_HEADER)] != _SQLITE_HEADER:  # /proc files report size 0 and hold text
         raise DatabaseError(f"{path}: not a SQLite database (bad header).")
     # Bytes 18 and 19 are the file format's write and read versions; 2 means WAL mode.
     if 2 not in header[18:20] or config.live_wal:

@@ -191,14 +191,18 @@ class SchemaSource(Protocol):
     def execute(self, sql: str, *, timeout_s: float | None = None, max_rows: int | None = None) -> _Rows: ...
 
 
+# The tables SQLite itself keeps in sqlite_schema (AUTOINCREMENT counters, ANALYZE statistics).
+SQLITE_INTERNAL_TABLES = ("sqlite_sequence", "sqlite_stat1", "sqlite_stat2", "sqlite_stat3", "sqlite_stat4")
+
+
 def read_schema(db: SchemaSource) -> Schema:
     """Introspect ``db`` through its read-only connection."""
     try:
         entries = db.execute(
-            # SQLite's own tables start with "sqlite_"; LIKE would read "_" as any character
-            # and hide user tables such as "sqliteusers".
-            "SELECT name, type, sql FROM sqlite_master "
-            "WHERE type IN ('table', 'view') AND substr(name, 1, 7) <> 'sqlite_' ORDER BY rowid",
+            # SQLite's own tables, by name: a user table whose name starts with "sqlite_"
+            # (a file written with writable_schema, another tool) is shown like any other.
+            "SELECT name, type, sql FROM sqlite_master WHERE type IN ('table', 'view') "
+            f"AND name NOT IN ({', '.join(repr(n) for n in SQLITE_INTERNAL_TABLES)}) ORDER BY rowid",
             max_rows=1_000_000,
             timeout_s=60,
         ).rows
