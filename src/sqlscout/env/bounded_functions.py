@@ -144,26 +144,39 @@ class BoundedFunctions:
 
     def _printf(self, name: str) -> Callable[..., Any]:
         def printf(*args: Any) -> Any:
-            if args and isinstance(args[0], str):
-                self._check_printf(name, args[0], args[1:])
+            if args and isinstance(args[0], (str, bytes)):
+                fmt = args[0] if isinstance(args[0], str) else args[0].decode("utf-8", "replace")  # a blob format too
+                self._check_printf(name, fmt, args[1:])
             return self._delegate(name, args, 0)
 
         return printf
 
     def _check_printf(self, name: str, fmt: str, args: tuple[Any, ...]) -> None:
-        """Refuse a ``%c`` whose repeat count (its precision) passes the length limit:
-        SQLite repeats the character that many times even after the result is too big."""
+        """Refuse a format whose widths and ``%c`` repeat counts add up past the length
+        limit: SQLite pads and repeats that many times even after the result is too big,
+        without a deadline check. Counts are read as SQLite reads them (``'2147483647x'``
+        is 2147483647), and summed over the whole format (63 conversions just under the
+        limit are 63 times over it)."""
         position = 0
+        total = 0
         for match in _PRINTF_SPEC.finditer(fmt.replace("%%", "")):
             _flags, width, precision, _size_mod, conversion = match.groups()
             if width == "*":
+                total += _as_count(args[position]) if position < len(args) else 0
                 position += 1
-            repeats = int(precision) if precision and precision != "*" else 0
+            elif width:
+                total += int(width)
             if precision == "*":
                 repeats = _as_count(args[position]) if position < len(args) else 0
                 position += 1
-            if conversion == "c" and repeats > self.max_value_bytes:
-                raise _Refused(f"{name}(): %c repeated {repeats:,} times is too big")
+            else:
+                repeats = int(precision) if precision else 0
+            if conversion == "c" or conversion in "dDiuxXo":  # %c repeats; integers zero-pad to the precision
+                total += repeats
+            if total > self.max_value_bytes:
+                what = f"%c repeated {repeats:,} times" if conversion == "c" and repeats > self.max_value_bytes else (
+                    f"widths and repeats adding up to {total:,} characters")  # fmt: skip
+                raise _Refused(f"{name}(): {what} is too big")
             if conversion not in "%n":
                 position += 1
 
@@ -174,11 +187,22 @@ def _size(value: Any) -> int:
     return 0 if value is None else 32  # a number's text form
 
 
+# The numeric prefix SQLite reads from text ('2147483647x' is 2147483647, ' 1e9 ' is 1e9).
+_NUMERIC_PREFIX = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+
 def _as_count(value: Any) -> int:
+    """A repeat count as SQLite would take it from ``value``: numbers as themselves, text
+    and blobs by their leading number, anything else 0; capped, never an error."""
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "replace")
+    if isinstance(value, str):
+        match = _NUMERIC_PREFIX.match(value)
+        value = match.group(0) if match else 0
     try:
-        return abs(int(float(value)))
+        return min(abs(int(float(value))), 1 << 62)
     except (TypeError, ValueError, OverflowError):
-        return 0
+        return 1 << 62 if isinstance(value, (int, float)) else 0
 
 
 def _strip_set(text: str, chars: frozenset[str], *, left: bool, right: bool) -> str:
