@@ -3,4 +3,5 @@ adapter over ``sqlscout.env``, the runner and ``sqlscout.scoring`` (no tool, pro
 reward of its own) and imports its trainer only when used:
 
 - ``trl`` — a ``rollout_func`` and a reward function for TRL's ``GRPOTrainer``.
+- ``skyrl`` — a ``skyrl-gym`` environment (SkyRL's ``BaseTextEnv``), registered as ``sqlscout``.
 """
