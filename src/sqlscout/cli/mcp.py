@@ -21,6 +21,7 @@ def mcp(
     token: Optional[str] = shared.TOKEN,
     query_timeout: float = shared.QUERY_TIMEOUT,
     max_rows: int = shared.MAX_ROWS,
+    query_memory: int = shared.QUERY_MEMORY,
     immutable: bool = shared.IMMUTABLE,
     request_timeout: float = shared.REQUEST_TIMEOUT,
     ask_timeout: float = shared.ASK_TIMEOUT,
@@ -39,7 +40,7 @@ def mcp(
     sock = shared.listen_or_fail(host, port, token) if http else None
     tools, ask = shared.build_services(
         databases, model=model, backend=backend, query_timeout=query_timeout, max_rows=max_rows, immutable=immutable,
-        request_timeout=request_timeout, ask_timeout=ask_timeout, max_episodes=max_episodes,
+        query_memory=query_memory, request_timeout=request_timeout, ask_timeout=ask_timeout, max_episodes=max_episodes,
         max_rounds=max_rounds, seed=seed, threads=threads, cache_dir=cache_dir, api_key=api_key, assist=assist,
     )  # fmt: skip
     server = build_server(tools, ask)

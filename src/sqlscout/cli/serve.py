@@ -12,7 +12,7 @@ from typing import Any, List, Optional
 import typer
 
 from sqlscout.cli.common import err_console, fail
-from sqlscout.errors import SqlscoutError
+from sqlscout.errors import ConfigError, SqlscoutError
 
 DATABASES = typer.Argument(..., help="Databases to serve, each as PATH (a SQLite file, named after its stem), URL (postgresql://..., duckdb:///...) or NAME=PATH / NAME=URL.")
 MODEL = typer.Option(None, help="Model for ask: preset, .gguf file, model directory, hub id or server URL (default: no ask).")
@@ -20,7 +20,8 @@ BACKEND = typer.Option(None, help="llama-cpp, openai, hf or vllm (default: from 
 HOST = typer.Option("127.0.0.1", help="Address to listen on; anything but loopback needs --token.")
 PORT = typer.Option(8000, help="Port to listen on (0: any free port).")
 TOKEN = typer.Option(None, envvar="SQLSCOUT_TOKEN", help="Bearer token clients must send (needed off loopback).")
-QUERY_TIMEOUT = typer.Option(5.0, help="Seconds one SQL statement may run (stopped inside SQLite).")
+QUERY_TIMEOUT = typer.Option(5.0, help="Seconds one SQL statement may run (its worker process is killed past it).")
+QUERY_MEMORY = typer.Option(1024, help="MB of memory a query's worker process may use (0: run queries in the server's own process, without the hard deadline).")
 MAX_ROWS = typer.Option(10_000, help="Most rows one statement may fetch.")
 IMMUTABLE = typer.Option(False, "--immutable", help="The databases do not change while served (read-only media, WAL-mode copies): open them with SQLite's immutable=1.")
 REQUEST_TIMEOUT = typer.Option(30.0, help="Seconds one tool or score request may take.")
@@ -53,6 +54,7 @@ def build_services(
     query_timeout: float,
     max_rows: int,
     immutable: bool = False,
+    query_memory: int = 1024,
     request_timeout: float,
     ask_timeout: float,
     max_episodes: int,
@@ -72,7 +74,11 @@ def build_services(
         config = ServeConfig(
             sandbox=sandbox, request_timeout_s=request_timeout, ask_timeout_s=ask_timeout, max_episodes=max_episodes
         )
-        catalog = Catalog.from_args(databases, sandbox)
+        if query_memory < 0:
+            raise ConfigError(f"--query-memory must be >= 0 MB, got {query_memory}")
+        if 0 < query_memory < 128:
+            raise ConfigError(f"--query-memory must be 0 or at least 128 MB (Python itself needs about 60), got {query_memory}")
+        catalog = Catalog.from_args(databases, sandbox, query_memory_mb=query_memory)
     except SqlscoutError as exc:
         fail(str(exc))
     tools = ToolService(catalog, config)
@@ -126,6 +132,7 @@ def serve(
     token: Optional[str] = TOKEN,
     query_timeout: float = QUERY_TIMEOUT,
     max_rows: int = MAX_ROWS,
+    query_memory: int = QUERY_MEMORY,
     immutable: bool = IMMUTABLE,
     request_timeout: float = REQUEST_TIMEOUT,
     ask_timeout: float = ASK_TIMEOUT,
@@ -145,7 +152,7 @@ def serve(
     sock = listen_or_fail(host, port, token)
     tools, ask = build_services(
         databases, model=model, backend=backend, query_timeout=query_timeout, max_rows=max_rows, immutable=immutable,
-        request_timeout=request_timeout, ask_timeout=ask_timeout, max_episodes=max_episodes,
+        query_memory=query_memory, request_timeout=request_timeout, ask_timeout=ask_timeout, max_episodes=max_episodes,
         max_rounds=max_rounds, seed=seed, threads=threads, cache_dir=cache_dir, api_key=api_key, assist=assist,
     )  # fmt: skip
     bound_host, bound_port = sock.getsockname()[:2]

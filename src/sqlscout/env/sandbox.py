@@ -361,13 +361,8 @@ class Database(TurnClock):
         if turn_bound:
             timeout = max(left or 0.0, 0.0)
         cap = self.config.max_rows if max_rows is None else max_rows
-        held = self._held.conn
-        conn = held if held is not None else self._borrow()
         try:
-            try:
-                return self._run(conn, sql, params, timeout, cap, lossy=False)
-            except _NeedsLossyDecoding:
-                return self._run(conn, sql, params, timeout, cap, lossy=True)
+            return self._execute_checked(sql, params, timeout, cap)
         except QueryTimeout:
             if not turn_bound:
                 raise
@@ -375,6 +370,17 @@ class Database(TurnClock):
                 f"Query stopped after {timeout:.1f} s: the time for this turn's tool calls ran out; "
                 "send fewer or simpler queries."
             ) from None
+
+    def _execute_checked(self, sql: str, params: tuple[Any, ...], timeout: float, cap: int) -> QueryResult:
+        """Run a statement :meth:`execute` has checked, on a pooled connection (in this
+        process; :class:`~sqlscout.env.isolation.IsolatedDatabase` runs it in a worker)."""
+        held = self._held.conn
+        conn = held if held is not None else self._borrow()
+        try:
+            try:
+                return self._run(conn, sql, params, timeout, cap, lossy=False)
+            except _NeedsLossyDecoding:
+                return self._run(conn, sql, params, timeout, cap, lossy=True)
         finally:
             if held is None:
                 self._pool.put(conn)

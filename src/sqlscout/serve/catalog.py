@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Sequence
 
 from sqlscout.engines import open_database
+from sqlscout.env.isolation import DEFAULT_MEMORY_MB
 from sqlscout.env.sandbox import Database, SandboxConfig
 from sqlscout.errors import ConfigError
 from sqlscout.serve.errors import PathGiven, UnknownDatabase
@@ -67,9 +68,14 @@ class Catalog:
     Args:
         specs: what to serve; names must be unique.
         sandbox: the per-query deadline and caps every database gets.
+        query_memory_mb: each SQLite database's statements run in worker processes
+            under this memory cap, killed at their deadline (0: in this process; see
+            :mod:`sqlscout.env.isolation`).
     """
 
-    def __init__(self, specs: Sequence[DatabaseSpec], sandbox: SandboxConfig | None = None) -> None:
+    def __init__(
+        self, specs: Sequence[DatabaseSpec], sandbox: SandboxConfig | None = None, *, query_memory_mb: int = DEFAULT_MEMORY_MB
+    ) -> None:
         if not specs:
             raise ConfigError("no database to serve: pass at least one SQLite file (or NAME=PATH)")
         self._by_name: dict[str, Database] = {}
@@ -77,16 +83,18 @@ class Catalog:
             for spec in specs:
                 if spec.name in self._by_name:
                     raise ConfigError(f"two databases are named {spec.name!r}; name one of them with NAME=PATH")
-                self._by_name[spec.name] = open_database(spec.path, sandbox)
+                self._by_name[spec.name] = open_database(spec.path, sandbox, query_memory_mb=query_memory_mb)
         except Exception:
             self.close()
             raise
         self._by_path = {db.path: db for db in self._by_name.values()}
 
     @classmethod
-    def from_args(cls, args: Sequence[str], sandbox: SandboxConfig | None = None) -> Catalog:
+    def from_args(
+        cls, args: Sequence[str], sandbox: SandboxConfig | None = None, *, query_memory_mb: int = DEFAULT_MEMORY_MB
+    ) -> Catalog:
         """From command-line arguments (``path`` or ``name=path`` each)."""
-        return cls([parse_database_spec(a) for a in args], sandbox)
+        return cls([parse_database_spec(a) for a in args], sandbox, query_memory_mb=query_memory_mb)
 
     @property
     def names(self) -> list[str]:

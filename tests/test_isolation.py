@@ -1,0 +1,126 @@
+"""Statements in supervised worker processes (issue 40, item 1): a deadline and a memory
+cap that hold whatever one SQLite function call does.
+
+The probe is a single ``printf`` call whose work SQLite never interrupts: with the length
+limit raised so the bounded-function check lets it through, it runs for seconds inside one
+C call in this process, past every progress-handler check and interrupt.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import hashlib
+import json
+import resource
+import shutil
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from conftest import CHINOOK
+from sqlscout.env.isolation import IsolatedDatabase
+from sqlscout.env.sandbox import Database, SandboxConfig
+from sqlscout.env.tools import call_tool
+from sqlscout.serve import Catalog, ServeConfig, ToolService
+from sqlscout.serve.http_api import create_app
+from sqlscout.serve.listen import ServerThread
+
+DATA = Path(__file__).parent / "data"
+RUNAWAY = [json.loads(line) for line in (DATA / "runaway_sql.jsonl").read_text().splitlines() if line.strip()]
+DEADLINE_S = 0.5
+SLACK_S = 0.5
+# Lets one printf build 2 GB: the in-process check passes it and SQLite loops in C.
+LOOSE = SandboxConfig(timeout_s=DEADLINE_S, max_value_bytes=2_000_000_000, max_result_bytes=2_000_000_000)
+ONE_LONG_CALL = "SELECT length(printf('%.*c', 400000000, 'x'))"
+
+
+@pytest.fixture
+def chinook_copy(tmp_path: Path) -> Path:
+    folder = tmp_path / "db"
+    folder.mkdir()
+    return Path(shutil.copy(CHINOOK, folder / "chinook.sqlite"))
+
+
+def _timed(db: Database, sql: str) -> tuple[float, str]:
+    start = time.perf_counter()
+    text = call_tool(db, "run_query", {"sql": sql}).text
+    return time.perf_counter() - start, text
+
+
+def test_one_long_function_call_is_stopped_by_killing_its_worker(chinook_copy: Path) -> None:
+    with Database(chinook_copy, LOOSE) as plain:
+        took, _ = _timed(plain, ONE_LONG_CALL)
+    assert took > DEADLINE_S + SLACK_S  # in this process nothing stops it: the probe is real
+    with IsolatedDatabase(chinook_copy, LOOSE, memory_mb=2_048) as db:
+        took, text = _timed(db, ONE_LONG_CALL)
+        assert took < DEADLINE_S + SLACK_S, took
+        assert text.startswith(f"Error: Query timed out after {DEADLINE_S:g} s and was stopped")
+        # A fresh worker answers the next statement.
+        assert call_tool(db, "run_query", {"sql": "SELECT count(*) FROM Genre"}).text == "count(*)\n25"
+
+
+def test_a_statement_over_the_memory_cap_fails_in_its_worker_not_in_this_process(chinook_copy: Path) -> None:
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with IsolatedDatabase(chinook_copy, SandboxConfig(timeout_s=10, max_result_bytes=2_000_000_000), memory_mb=256) as db:
+        # 3,503 one-megabyte blobs in one value would be 3.5 GB
+        took, text = _timed(db, "SELECT length(group_concat(zeroblob(999999))) FROM Track")
+        assert text.startswith("Error: SQL error:") and ("memory" in text or "too big" in text), text
+        # one row of many one-megabyte blobs (score once reached 3.8 GB on it)
+        wide = "SELECT " + ", ".join(["zeroblob(999999)"] * 400)
+        took, text = _timed(db, wide)
+        assert "more memory than the sandbox allows (256 MB)" in text or "larger than" in text, text
+        assert call_tool(db, "run_query", {"sql": "SELECT 1"}).text == "1\n1"
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert grown_mb < 100, grown_mb
+
+
+def test_the_runaway_corpus_through_workers_ends_within_the_deadline(chinook_copy: Path) -> None:
+    digest = hashlib.sha256(chinook_copy.read_bytes()).hexdigest()
+    slow = []
+    with IsolatedDatabase(chinook_copy, SandboxConfig(timeout_s=1.0)) as db:
+        for case in RUNAWAY:
+            took, _text = _timed(db, case["sql"].replace("{t}", "Track").replace("{c}", "Name"))
+            if took > 1.0 + SLACK_S:
+                slow.append(f"{took:.2f} s: {case['why']}")
+    assert not slow, "\n".join(slow)
+    assert hashlib.sha256(chinook_copy.read_bytes()).hexdigest() == digest
+
+
+def test_closing_stops_every_worker(chinook_copy: Path) -> None:
+    db = IsolatedDatabase(chinook_copy, LOOSE, memory_mb=2_048)
+    _timed(db, ONE_LONG_CALL)  # one worker killed, its replacement started
+    call_tool(db, "run_query", {"sql": "SELECT 1"})
+    processes = [w.process for w in db._live]
+    db.close()
+    assert processes and all(p.poll() is not None for p in processes)
+    with pytest.raises(Exception, match="closed"):
+        db.execute("SELECT 1")
+
+
+def test_sixteen_runaway_requests_do_not_starve_the_server(chinook_copy: Path) -> None:
+    """Once, 16 requests past their HTTP deadline kept all 16 tool threads for 116 s and
+    every other client got 504; each now ends with its worker at the query's deadline."""
+    config = ServeConfig(LOOSE, request_timeout_s=30, tool_workers=16)
+    catalog = Catalog.from_args([f"music={chinook_copy}"], config.sandbox, query_memory_mb=2_048)
+    tools = ToolService(catalog, config)
+    try:
+        with ServerThread(create_app(tools, None, None)) as url, httpx.Client(base_url=url, timeout=30) as client:
+
+            def runaway(_: int) -> dict:
+                return client.post("/v1/tools/run_query", json={"db": "music", "args": {"sql": ONE_LONG_CALL}}).json()
+
+            start = time.perf_counter()
+            with concurrent.futures.ThreadPoolExecutor(16) as pool:
+                answers = list(pool.map(runaway, range(16)))
+            assert all(a.get("output", "").startswith("Error: Query timed out") for a in answers), [a for a in answers if "output" not in a][:1]
+            took = time.perf_counter() - start
+            assert took < 16 * (DEADLINE_S + SLACK_S)  # four workers at a time, each killed at its deadline
+            health = time.perf_counter()
+            assert client.get("/healthz").status_code == 200
+            ok = client.post("/v1/tools/run_query", json={"db": "music", "args": {"sql": "SELECT count(*) FROM Genre"}}).json()
+            assert ok["output"] == "count(*)\n25" and time.perf_counter() - health < 2
+    finally:
+        tools.close()
+        catalog.close()
