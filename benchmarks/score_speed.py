@@ -34,7 +34,8 @@ functions (``package_sqls``, ``run_sqls_parallel``, ``sort_results``) and prints
 verdict. taoyds/test-suite-sql-eval's ``evaluation.py --etype exec`` needs nltk's punkt
 data to parse the gold queries for its difficulty levels, which plays no part in the
 execution verdict; the driver does what it does per question instead: reads the two
-files as it reads them, replaces ``" value "`` in the prediction, and calls its
+files as it reads them, replaces every ``value`` in the prediction with ``1`` (its
+``p_str.replace("value", "1")``: aliases, names and strings included), and calls its
 ``exec_eval.eval_exec_match`` with its defaults (no value plugging, DISTINCT removed).
 
 The official scripts are not on PyPI and are never part of this repository: fetch
@@ -94,7 +95,7 @@ golds = [l.strip().split("\\t") for l in open(sys.argv[2]) if l.strip()]
 preds = [l.strip().split("\\t") for l in open(sys.argv[3]) if l.strip()]
 out = []
 for p, (g_str, db) in zip(preds, golds):
-    p_str = p[0].replace(" value ", " 1 ")
+    p_str = p[0].replace("value", "1")
     path = os.path.join(sys.argv[4], db, db + ".sqlite")
     try:
         out.append(eval_exec_match(path, p_str, g_str, False, False, False))
@@ -107,6 +108,7 @@ print(json.dumps(out))
 # Variants that probe what the official scripts rewrite or credit (--edge).
 EDGE = [
     ("value", lambda sql: re.sub(r"([=<>]) (\d+) ", r"\1 value ", sql, count=1)),
+    ("alias_value", lambda sql: re.sub(r"(?is)^(SELECT .+?) FROM ", r"\1 AS value FROM ", sql, count=1)),
     ("spaced_operators", lambda sql: sql.replace(">=", "> =").replace("<=", "< =").replace("!=", "! =")),
     ("no_distinct", lambda sql: re.sub(r"(?i)\bdistinct\b ?", "", sql)),
     ("count_distinct", lambda sql: re.sub(r"(?i)count\((?!distinct)", "count(DISTINCT ", sql, count=1)),

@@ -217,6 +217,10 @@ TEST_SUITE_CASES = [
     ("SELECT name FROM singer WHERE age > = 41", "SELECT name FROM singer WHERE age >= 41", True, False, "'> =' rewritten"),
     ("SELECT name FROM singer WHERE age ! = 41", "SELECT name FROM singer WHERE age <> 41", True, False, "'! =' rewritten"),
     ("SELECT count(*) FROM singer WHERE age > value AND 1 = 1", "SELECT count(*) FROM singer WHERE age > 1", True, False, "' value ' is 1"),
+    # The script's str.replace("value", "1") reaches aliases, names and strings too (issue 40).
+    ("SELECT count(*) AS value FROM singer", "SELECT count(*) FROM singer", False, True, "an alias 'value' becomes 'AS 1': a syntax error"),
+    ("SELECT name AS value_name FROM singer", "SELECT name FROM singer", False, True, "'value_name' becomes '1_name': a syntax error"),
+    ("SELECT count(*) FROM singer WHERE name <> 'values'", "SELECT count(*) FROM singer", True, True, "a string 'values' becomes '1s': the same rows here"),
     ("SELECT count(*) FROM singer; SELECT 1", "SELECT count(*) FROM singer", True, False, "first statement only"),
     ("SELECT 1.5, 1.0", "SELECT 1, 1.5", False, True, "rows sorted by their text first"),
     ("SELECT name, age FROM singer", "SELECT age, name FROM singer", True, True, "column permutation"),
@@ -248,7 +252,9 @@ def test_test_suite_rewriting():
         "SELECT a FROM t; DROP TABLE t": "SELECT a FROM t;",
         "SELECT a FROM t WHERE y = YEAR(CURDATE())": "SELECT a FROM t WHERE y = 2020",
         "SELECT value FROM t": "SELECT 1 FROM t",
-        "SELECT t.value FROM t": "SELECT t.value FROM t",
+        "SELECT t.value FROM t": "SELECT t.1 FROM t",
+        "SELECT a AS value FROM t WHERE b = 'values'": "SELECT a AS 1 FROM t WHERE b = '1s'",
+        "SELECT Value FROM t": "SELECT Value FROM t",  # a plain str.replace: case matters
     }
     for sql, want in cases.items():
         assert test_suite_sql(sql, prediction=True) == want, sql
