@@ -124,3 +124,28 @@ def test_sixteen_runaway_requests_do_not_starve_the_server(chinook_copy: Path) -
     finally:
         tools.close()
         catalog.close()
+
+
+def test_a_full_queue_answers_429_with_retry_after(chinook_copy: Path) -> None:
+    """One tool thread admits four requests (running or waiting); the rest are refused at
+    once instead of queueing without end."""
+    config = ServeConfig(LOOSE, request_timeout_s=30, tool_workers=1)
+    catalog = Catalog.from_args([f"music={chinook_copy}"], config.sandbox, query_memory_mb=2_048)
+    tools = ToolService(catalog, config)
+    try:
+        with ServerThread(create_app(tools, None, None)) as url, httpx.Client(base_url=url, timeout=30) as client:
+
+            def runaway(_: int) -> httpx.Response:
+                return client.post("/v1/tools/run_query", json={"db": "music", "args": {"sql": ONE_LONG_CALL}})
+
+            with concurrent.futures.ThreadPoolExecutor(12) as pool:
+                answers = list(pool.map(runaway, range(12)))
+            busy = [a for a in answers if a.status_code == 429]
+            assert busy and all(a.headers["Retry-After"] == "1" and a.json()["error"]["type"] == "busy" for a in busy)
+            assert all(a.json()["output"].startswith("Error: Query timed out") for a in answers if a.status_code == 200)
+            assert len(answers) - len(busy) >= 4
+            ok = client.post("/v1/tools/run_query", json={"db": "music", "args": {"sql": "SELECT 1"}})
+            assert ok.status_code == 200  # every admitted slot came back
+    finally:
+        tools.close()
+        catalog.close()

@@ -96,7 +96,7 @@ def _json_error(exc: BaseException) -> JSONResponse:
     status, body = error_body(exc)
     if status == 500:
         log.error("unexpected error", exc_info=exc)
-    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else None
+    headers = {"WWW-Authenticate": "Bearer"} if status == 401 else {"Retry-After": "1"} if status == 429 else None
     return JSONResponse(body, status_code=status, headers=headers)
 
 

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Callable, Mapping, TypeVar
@@ -18,11 +20,12 @@ from sqlscout.env.tools import TOOLS, Tool, ToolOutcome, call_tool, tool_specs
 from sqlscout.scoring import Semantics, Verdict, score_sql
 from sqlscout.serve.catalog import Catalog
 from sqlscout.serve.config import ServeConfig
-from sqlscout.serve.errors import DeadlinePassed, UnknownTool
+from sqlscout.serve.errors import Busy, DeadlinePassed, UnknownTool
 
 __all__ = ["DB_ARGUMENT", "ToolDefinition", "ToolService", "tool_definitions"]
 
 DB_ARGUMENT = "db"
+QUEUE_PER_WORKER = 4  # requests admitted per tool thread (running or waiting) before 429
 _T = TypeVar("_T")
 
 
@@ -86,6 +89,9 @@ class ToolService:
         self.catalog = catalog
         self.config = config
         self._pool = ThreadPoolExecutor(config.tool_workers, thread_name_prefix="sqlscout-serve")
+        # Requests running or waiting for a thread; past the bound a request is refused
+        # at once as busy (HTTP 429 with Retry-After) instead of queueing without end.
+        self._admitted = threading.BoundedSemaphore(config.tool_workers * QUEUE_PER_WORKER)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -119,7 +125,20 @@ class ToolService:
         )
 
     async def _bounded(self, work: Callable[[], _T]) -> _T:
-        future = asyncio.get_running_loop().run_in_executor(self._pool, work)
+        if not self._admitted.acquire(blocking=False):
+            raise Busy(
+                f"{self.config.tool_workers * QUEUE_PER_WORKER} requests are running or waiting already; retry in a moment"
+            )
+        started = time.monotonic()
+
+        def run() -> _T:
+            if time.monotonic() - started > self.config.request_timeout_s:  # its client has had its 504
+                raise DeadlinePassed("the request waited past its deadline for a worker; retry")
+            return work()
+
+        job = self._pool.submit(run)
+        job.add_done_callback(lambda _: self._admitted.release())  # run, failed or cancelled before it ran
+        future = asyncio.wrap_future(job)
         try:
             return await asyncio.wait_for(future, self.config.request_timeout_s)
         except asyncio.TimeoutError:
