@@ -149,3 +149,29 @@ def test_a_full_queue_answers_429_with_retry_after(chinook_copy: Path) -> None:
     finally:
         tools.close()
         catalog.close()
+
+
+def test_score_with_a_memory_cap_survives_a_row_of_huge_blobs(tmp_path: Path) -> None:
+    """`score --query-memory 256`: a prediction whose one row holds 400 one-megabyte blobs
+    is a wrong answer, and no process of the command grows past the cap + 200 MB (once,
+    2,000 such blobs took `score` to 3.8 GB)."""
+    import subprocess
+    import sys
+
+    from conftest import REPO
+
+    wide = "SELECT " + ", ".join(["zeroblob(999999)"] * 400)
+    predictions = tmp_path / "bomb.jsonl"
+    predictions.write_text(json.dumps({"question_id": "0", "sql": wide}) + "\n" + json.dumps({"question_id": "1", "sql": "SELECT count(*) FROM Genre"}) + "\n")
+    tasks = tmp_path / "tasks.jsonl"
+    tasks.write_text("".join(json.dumps({"question_id": str(i), "question": "?", "db_path": str(CHINOOK), "sql": "SELECT count(*) FROM Genre"}) + "\n" for i in range(2)))
+    command = [sys.executable, "-m", "sqlscout.cli.main", "score", str(predictions), "--benchmark", "jsonl", "--data", str(tasks),
+               "--query-memory", "256", "--no-cache", "--json"]  # fmt: skip
+    probe = ("import resource, subprocess, sys; done = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
+             "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); print(done.stdout); print(done.stderr)")  # fmt: skip
+    env = {**__import__("os").environ, "PYTHONPATH": str(REPO / "src")}
+    out = subprocess.run([sys.executable, "-c", probe, *command], capture_output=True, text=True, env=env, timeout=300).stdout
+    code, peak_kb = out.splitlines()[0].split()
+    assert code == "0", out
+    assert json.loads(out.split("\n", 1)[1].strip().split("\n\n")[0])["total"]["correct"] == 1
+    assert int(peak_kb) / 1024 < 256 + 200, out

@@ -66,6 +66,7 @@ def eval_command(
     immutable: bool = typer.Option(False, "--immutable", help="The databases do not change while read (read-only media, WAL-mode benchmark copies): open them with SQLite's immutable=1."),
 ) -> None:
     """Run a model on a benchmark; every episode streams to OUT/episodes.jsonl as it ends."""
+    from sqlscout.env.isolation import DEFAULT_MEMORY_MB
     from sqlscout.env.sandbox import SandboxConfig
     from sqlscout.evaluation import EvalConfig
     from sqlscout.scoring.result_cache import ResultCache
@@ -111,7 +112,9 @@ def eval_command(
             phrasing=phrasing, difficulty=difficulty, split=split, limit=limit, select=select, evidence=evidence,
             parameters=_parameters(loaded),
         )
-        sandbox = SandboxConfig(immutable=immutable)
+        # Each statement in a worker process (a hard deadline, a 1 GB cap): a model's query
+        # cannot outlive its deadline or take the run's memory (issue 40); ~0.2 ms a query.
+        sandbox = SandboxConfig(immutable=immutable, query_memory_mb=DEFAULT_MEMORY_MB)
         runner_config = config.runner_config(max_batch=max_batch, tool_workers=tool_workers, sandbox=sandbox)
     except SqlscoutError as exc:
         loaded.close()

@@ -12,7 +12,7 @@ from typing import Any, List, Optional
 import typer
 
 from sqlscout.cli.common import err_console, fail
-from sqlscout.errors import ConfigError, SqlscoutError
+from sqlscout.errors import SqlscoutError
 
 DATABASES = typer.Argument(..., help="Databases to serve, each as PATH (a SQLite file, named after its stem), URL (postgresql://..., duckdb:///...) or NAME=PATH / NAME=URL.")
 MODEL = typer.Option(None, help="Model for ask: preset, .gguf file, model directory, hub id or server URL (default: no ask).")
@@ -70,14 +70,10 @@ def build_services(
     from sqlscout.serve import AskService, Catalog, ServeConfig, ToolService
 
     try:
-        sandbox = SandboxConfig(timeout_s=query_timeout, max_rows=max_rows, immutable=immutable)
+        sandbox = SandboxConfig(timeout_s=query_timeout, max_rows=max_rows, immutable=immutable, query_memory_mb=query_memory)
         config = ServeConfig(
             sandbox=sandbox, request_timeout_s=request_timeout, ask_timeout_s=ask_timeout, max_episodes=max_episodes
         )
-        if query_memory < 0:
-            raise ConfigError(f"--query-memory must be >= 0 MB, got {query_memory}")
-        if 0 < query_memory < 128:
-            raise ConfigError(f"--query-memory must be 0 or at least 128 MB (Python itself needs about 60), got {query_memory}")
         catalog = Catalog.from_args(databases, sandbox, query_memory_mb=query_memory)
     except SqlscoutError as exc:
         fail(str(exc))

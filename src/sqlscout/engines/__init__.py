@@ -32,19 +32,19 @@ ENGINES: dict[str, tuple[str, str, str, str]] = {
 }
 
 
-def open_database(target: str | os.PathLike[str], config: SandboxConfig | None = None, *, query_memory_mb: int = 0) -> Any:
+def open_database(target: str | os.PathLike[str], config: SandboxConfig | None = None) -> Any:
     """The database ``target`` names, opened read-only: a SQLite path, or an engine's URL.
 
-    ``query_memory_mb`` > 0 runs a SQLite database's statements in worker processes with
-    that memory cap and a deadline enforced by killing the worker
+    A config's ``query_memory_mb`` > 0 runs a SQLite database's statements in worker
+    processes with that memory cap and a deadline enforced by killing the worker
     (:class:`~sqlscout.env.isolation.IsolatedDatabase`); the servers stop statements
     themselves (statement_timeout, max_statement_time) and DuckDB by interrupt.
     """
     if not is_url(str(target)):
-        return _sqlite(target, config, query_memory_mb)
+        return _sqlite(target, config)
     url = DatabaseURL.parse(str(target))
     if url.engine == "sqlite":
-        return _sqlite(url.path or "", config, query_memory_mb)
+        return _sqlite(url.path or "", config)
     if url.engine not in ENGINES:
         raise ConfigError(f"{url.redacted()}: the {url.engine} engine is not supported; use SQLite, DuckDB, PostgreSQL or MySQL")
     module, name, extra, driver = ENGINES[url.engine]
@@ -55,12 +55,12 @@ def open_database(target: str | os.PathLike[str], config: SandboxConfig | None =
     return getattr(importlib.import_module(module), name)(url, config)
 
 
-def _sqlite(path: str | os.PathLike[str], config: SandboxConfig | None, query_memory_mb: int) -> Database:
-    if query_memory_mb <= 0:
+def _sqlite(path: str | os.PathLike[str], config: SandboxConfig | None) -> Database:
+    if config is None or config.query_memory_mb <= 0:
         return Database(path, config)
     from sqlscout.env.isolation import IsolatedDatabase
 
-    return IsolatedDatabase(path, config, memory_mb=query_memory_mb, workers=4)
+    return IsolatedDatabase(path, config, memory_mb=config.query_memory_mb, workers=4)
 
 
 def dialect_of(db: Any) -> str:

@@ -34,6 +34,7 @@ import subprocess
 import sys
 import threading
 from contextlib import contextmanager
+from dataclasses import replace
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any, Iterator
@@ -155,6 +156,7 @@ class IsolatedDatabase(Database):
         if memory_mb < 128:
             raise ConfigError(f"memory_mb must be >= 128 (Python itself needs about 60), got {memory_mb}")
         super().__init__(path, config)
+        self.config = replace(self.config, query_memory_mb=0)  # what each worker runs in process
         self.memory_mb = memory_mb
         self.grace_s = grace_s
         self._idle: queue.SimpleQueue[_Worker] = queue.SimpleQueue()

@@ -141,6 +141,10 @@ class SandboxConfig:
             through its ``-wal`` and ``-shm`` files as any reader does (SQLite creates them
             if missing and updates ``-shm``). Off by default, and a WAL-mode database is
             refused with a message that says what to do, so nothing is written beside a file.
+        query_memory_mb: above 0, :func:`sqlscout.engines.open_database` runs the
+            statements in worker processes with this memory cap, killed at their deadline
+            (:mod:`sqlscout.env.isolation`); 0 runs them in this process. ``serve``, ``mcp``
+            and ``eval`` use 1,024; the trainer and ``score`` 0 (speed).
     """
 
     timeout_s: float = 5.0
@@ -151,6 +155,7 @@ class SandboxConfig:
     progress_interval: int = 2_000
     immutable: bool = False
     live_wal: bool = False
+    query_memory_mb: int = 0
 
     def __post_init__(self) -> None:
         from sqlscout.errors import ConfigError
@@ -169,6 +174,8 @@ class SandboxConfig:
             )
         if self.immutable and self.live_wal:
             raise ConfigError("immutable and live_wal exclude each other: a live database changes")
+        if self.query_memory_mb < 0 or 0 < self.query_memory_mb < 128:
+            raise ConfigError(f"query_memory_mb must be 0 (in process) or at least 128 (Python itself needs about 60), got {self.query_memory_mb}")
         if self.progress_interval < 1:
             raise ConfigError(f"progress_interval must be >= 1, got {self.progress_interval}")
 

@@ -92,6 +92,9 @@ class ScoreConfig:
         timeout_rule: ``query`` (each query its own deadline) or ``pair`` (BIRD's rule).
         immutable: open the databases with SQLite's ``immutable=1`` (files that do not
             change: read-only media, WAL-mode copies).
+        query_memory_mb: above 0, every query runs in a worker process under this memory
+            cap and is killed at its deadline (:mod:`sqlscout.env.isolation`); 0 runs them
+            in the scoring process.
     """
 
     semantics: Semantics = Semantics.OFFICIAL
@@ -103,6 +106,7 @@ class ScoreConfig:
     cache_prediction_cells: int = 0
     timeout_rule: str = "query"  # "pair": BIRD's, one timeout for prediction and gold together
     immutable: bool = False
+    query_memory_mb: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "semantics", Semantics(self.semantics))
@@ -349,7 +353,7 @@ class _OnDemand:
             from sqlscout.engines import open_database
 
             db = open_database(self.path, SandboxConfig(timeout_s=config.timeout_s, max_rows=config.max_rows,
-                                                        immutable=config.immutable))
+                                                        immutable=config.immutable, query_memory_mb=config.query_memory_mb))
             self.path = db.path
             snapshot = db.snapshot()
             try:

@@ -283,7 +283,7 @@ def _classes() -> dict[str, Any]:
         ) -> Any:
             from sqlscout.train.rollout import model_ended
 
-            result = await asyncio.to_thread(self._play, sqlscout_task(trace.task.data), ctx.model, endpoint, secret)
+            result = await asyncio.to_thread(self._play, sqlscout_task(data), ctx.model, endpoint, secret)
             trace.info["sqlscout"] = {
                 "final_sql": result.final_sql, "stop_reason": result.stop_reason.value,
                 "answer_source": result.answer_source.value, "rounds": len(result.rounds),
@@ -336,8 +336,11 @@ def _classes() -> dict[str, Any]:
             for trace, value in zip(members, values):
                 trace.record_reward("sqlscout", value)
 
-    return {
+    classes: dict[str, Any] = {
         "SqlscoutEnv": SqlscoutEnv, "SqlscoutEnvConfig": SqlscoutEnvConfig, "SqlscoutHarness": SqlscoutHarness,
         "SqlscoutHarnessConfig": SqlscoutHarnessConfig, "SqlscoutTask": SqlscoutTask, "SqlscoutTaskConfig": SqlscoutTaskConfig,
         "SqlscoutTaskData": SqlscoutTaskData, "SqlscoutTaskset": SqlscoutTaskset, "SqlscoutTasksetConfig": SqlscoutTasksetConfig,
     }  # fmt: skip
+    for name, cls in classes.items():
+        cls.__qualname__ = name  # as if defined at the module's top level (reprs, records)
+    return classes

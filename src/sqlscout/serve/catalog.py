@@ -15,7 +15,7 @@ same deadline and caps.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Sequence
 
@@ -79,11 +79,12 @@ class Catalog:
         if not specs:
             raise ConfigError("no database to serve: pass at least one SQLite file (or NAME=PATH)")
         self._by_name: dict[str, Database] = {}
+        isolated = replace(sandbox or SandboxConfig(), query_memory_mb=query_memory_mb)
         try:
             for spec in specs:
                 if spec.name in self._by_name:
                     raise ConfigError(f"two databases are named {spec.name!r}; name one of them with NAME=PATH")
-                self._by_name[spec.name] = open_database(spec.path, sandbox, query_memory_mb=query_memory_mb)
+                self._by_name[spec.name] = open_database(spec.path, isolated)
         except Exception:
             self.close()
             raise
