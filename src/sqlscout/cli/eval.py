@@ -7,7 +7,7 @@ from typing import Any, Optional
 
 import typer
 
-from sqlscout.cli.common import console, err_console, fail
+from sqlscout.cli.common import console, err_console, fail, user_path
 from sqlscout.cli.settings import ASSIST, ASSIST_SET, SET, resolve_settings
 from sqlscout.errors import SqlscoutError
 from sqlscout.env.prompts import SchemaMode
@@ -80,6 +80,12 @@ def eval_command(
     if mode == "single-shot" and schema is SchemaMode.WITHHELD:
         fail("single-shot mode always shows the full schema; drop --schema withheld")
     schema = schema or (SchemaMode.FULL if mode == "single-shot" else SchemaMode.WITHHELD)
+    # Paths a user typed: '~' expanded here, or one line saying why not (an unknown user's home).
+    data = user_path(data, "benchmark") if data is not None else None
+    cache_dir = user_path(cache_dir, "cache folder")
+    out = user_path(out, "output folder")
+    if db_root is not None and "://" not in str(db_root):
+        db_root = str(user_path(Path(db_root), "database root"))
     try:
         from sqlscout.data import Condition
 

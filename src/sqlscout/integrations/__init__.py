@@ -3,5 +3,6 @@ adapter over ``sqlscout.env``, the runner and ``sqlscout.scoring`` (no tool, pro
 reward of its own) and imports its trainer only when used:
 
 - ``trl`` — a ``rollout_func`` and a reward function for TRL's ``GRPOTrainer``.
+- ``verifiers`` — a verifiers (0.4, ``verifiers.v1``) taskset, harness and reward over sqlscout's runner and scoring.
 - ``skyrl`` — a ``skyrl-gym`` environment (SkyRL's ``BaseTextEnv``), registered as ``sqlscout``.
 """

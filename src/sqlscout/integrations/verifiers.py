@@ -26,7 +26,8 @@ all thin over sqlscout:
 verifiers finds plugins by importable module name, and this module is not a top-level
 one: importing it registers it as ``sqlscout_verifiers`` (:func:`register`), so the
 taskset id is :data:`TASKSET_ID` in this process (:func:`eval_config`, the example, the
-tests). verifiers is imported only when a class is first used.
+tests), and ``python -m sqlscout.integrations.verifiers [vf-eval's flags]`` is ``vf-eval``
+with it. verifiers is imported only when a class is first used.
 """
 
 from __future__ import annotations
@@ -61,7 +62,8 @@ _CLASSES = ("SqlscoutEnv", "SqlscoutHarness", "SqlscoutTask", "SqlscoutTaskset")
 def register() -> None:
     """Make :data:`TASKSET_ID` resolve to this module in this process (verifiers imports a
     taskset, its harness and its env by the id's module name)."""
-    sys.modules.setdefault(_MODULE_ALIAS, sys.modules[__name__])
+    if __name__ != "__main__":  # run with -m, the block at the end registers the module proper
+        sys.modules.setdefault(_MODULE_ALIAS, sys.modules[__name__])
 
 
 register()
@@ -115,13 +117,15 @@ def eval_config(
     sampling: dict[str, Any] | None = None,
 ) -> Any:
     """A verifiers ``EvalConfig`` over sqlscout's taskset, what ``vf-eval`` would build from
-    its flags: the model at ``base_url`` (OpenAI-compatible, ``/v1``), nothing pushed,
-    no dashboard. Run it with ``verifiers.v1.cli.eval.runner.run_eval``."""
+    its flags: the model at ``base_url`` (OpenAI-compatible, ``/v1``; its API key, if it
+    wants one, in ``$SQLSCOUT_VERIFIERS_API_KEY``), nothing pushed, no dashboard.
+    ``episode`` holds :class:`~sqlscout.env.config.EpisodeConfig` fields, ``sampling``
+    verifiers' sampling overrides. Run it with ``verifiers.v1.cli.eval.runner.run_eval``."""
     from verifiers.v1.configs.cli.eval import EvalConfig
 
     taskset: dict[str, Any] = {"id": TASKSET_ID, "benchmark": benchmark, "path": str(path), "split": split, "limit": limit,
                                "task": {"reward": reward}}  # fmt: skip
-    env = {"taskset": taskset, "group_size": group_size, "agent": {"harness": {"id": TASKSET_ID, "episode": episode or {}}}}
+    env = {"taskset": taskset, "group_size": group_size, "agent": {"harness": {"episode": episode or {}}}}
     return EvalConfig(
         env=env, model=model, client={"type": "eval", "base_url": base_url, "api_key_var": "SQLSCOUT_VERIFIERS_API_KEY"},
         sampling=sampling or {}, output_dir=Path(output_dir), push=False, rich=None, max_concurrent=max_concurrent,
@@ -311,11 +315,16 @@ def _classes() -> dict[str, Any]:
                 backend.close()
             return rollout.result
 
-    class SqlscoutEnvConfig(vf.EnvConfig):
-        """The one ``agent`` seat (in process: the subprocess runtime, not a remote box),
-        and ``group_size`` attempts per episode."""
+    # The seat's default names sqlscout's harness, so ``--env.agent.harness.episode.*`` needs
+    # no ``--env.agent.harness.id`` (copied in, not validated: that would look the harness up
+    # by id, in this module, while it is being built).
+    seat = vf.AgentConfig(runtime=vf.SubprocessConfig()).model_copy(update={"harness": SqlscoutHarnessConfig()})
 
-        agent: vf.AgentConfig = vf.AgentConfig(runtime=vf.SubprocessConfig())
+    class SqlscoutEnvConfig(vf.EnvConfig):
+        """The one ``agent`` seat (sqlscout's harness, in process: the subprocess runtime,
+        not a remote box), and ``group_size`` attempts per episode."""
+
+        agent: vf.AgentConfig = seat
         group_size: int = Field(1, ge=1)
 
     class SqlscoutEnv(vf.Env[SqlscoutEnvConfig]):
@@ -344,3 +353,13 @@ def _classes() -> dict[str, Any]:
     for name, cls in classes.items():
         cls.__qualname__ = name  # as if defined at the module's top level (reprs, records)
     return classes
+
+
+if __name__ == "__main__":  # python -m sqlscout.integrations.verifiers [ARGS]: vf-eval on this taskset
+    import sqlscout.integrations.verifiers  # noqa: F401 - registers the taskset under its id
+    from verifiers.v1.cli.eval.main import main as vf_eval
+
+    args = sys.argv[1:]
+    if "--env.taskset.id" not in args and (not args or args[0].startswith("-")):
+        args = [TASKSET_ID, *args]
+    vf_eval(args)

@@ -54,10 +54,14 @@ def resolve_model(model: str) -> ModelSpec:
     """
     if model in PRESETS:
         return ModelSpec("preset", model, PRESETS[model])
+    if not model.strip():
+        raise ConfigError(f"the model is empty; give a preset ({', '.join(PRESETS)}), a .gguf file, a model directory, a hub id or a server URL")
     if model.startswith(("http://", "https://")):
         return ModelSpec("url", model)
     path = Path(model).expanduser()
     if path.is_dir():
+        if not (path / "config.json").is_file():
+            raise ConfigError(f"{path} is a folder without a model in it (no config.json); give a model directory or a .gguf file")
         return ModelSpec("dir", str(path))
     if path.suffix.lower() == ".gguf":
         if not path.is_file():
