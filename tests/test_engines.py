@@ -224,6 +224,45 @@ def test_golds_transpile_into_each_dialect_as_sqlite_reads_them() -> None:
     assert grouped.endswith("GROUP BY country, name")
 
 
+def test_what_only_sqlite_says_is_written_for_the_others_or_checked_as_its_ties(tmp_path: Path) -> None:
+    """The three classes that kept Spider dev's golds under 99 % on other engines: a bare
+    column beside one MIN/MAX (SQLite reads it from that row), a text column averaged
+    (SQLite reads its leading number: '1988-04-30' is 1988, 'null' is 0), and a tie at an
+    ORDER BY ... LIMIT that another engine breaks another way (a right answer too)."""
+    import sqlite3
+
+    from sqlscout.engines.copy import _tie_broken_otherwise, check_golds
+
+    path = tmp_path / "odd.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript(
+        "CREATE TABLE stadium (name TEXT, capacity INTEGER, average INTEGER);"
+        "INSERT INTO stadium VALUES ('a', 100, 7), ('b', 900, 3), ('c', 400, 9), ('d', 900, 3);"
+        "CREATE TABLE car (make TEXT, mpg TEXT, made TEXT);"
+        "INSERT INTO car VALUES ('x', '18', '1988-04-30 01:19:47'), ('y', 'null', '1990-01-01'), ('z', '24.5', NULL);"
+        "CREATE TABLE racer (name TEXT, points INTEGER);"
+        "INSERT INTO racer VALUES ('p', 5), ('q', 5), ('r', 3), ('s', 1);"
+    )
+    conn.commit()
+    conn.close()
+    copy_database(path, f"duckdb://{tmp_path}/odd.duckdb")
+    golds = [
+        "SELECT max(capacity), average FROM stadium",
+        "SELECT min(capacity), name FROM stadium",
+        "SELECT name, max(average) FROM stadium GROUP BY capacity",
+        "SELECT avg(mpg), sum(mpg) FROM car",
+        "SELECT avg(made) FROM car",
+        "SELECT name FROM racer ORDER BY points DESC LIMIT 1",
+    ]
+    sqlite = Database(path)
+    checks = check_golds([(str(i), "odd", sql) for i, sql in enumerate(golds)], sqlite, open_database(f"duckdb://{tmp_path}/odd.duckdb"), "duckdb")
+    assert [c.reason for c in checks] == [None] * len(golds)
+    # The tie: 'q' is as right as 'p'; 'r' is not, nor two rows.
+    tie = "SELECT name FROM racer ORDER BY points DESC LIMIT 1"
+    assert _tie_broken_otherwise(tie, [("q",)], sqlite) and _tie_broken_otherwise(tie, [("p",)], sqlite)
+    assert not _tie_broken_otherwise(tie, [("r",)], sqlite) and not _tie_broken_otherwise(tie, [("p",), ("q",)], sqlite)
+
+
 def test_spider_golds_on_the_copies_return_sqlites_results(postgres, tmp_path: Path) -> None:
     from sqlscout.engines.copy import check_golds
     from sqlscout.data import load_tasks
@@ -244,7 +283,7 @@ def test_spider_golds_on_the_copies_return_sqlites_results(postgres, tmp_path: P
         checks += check_golds(items, sqlite, open_database(postgres.admin(db_id)), "postgresql")
         checks += check_golds(items, sqlite, open_database(f"duckdb://{tmp_path}/{db_id}.duckdb"), "duckdb")
     ok = sum(c.ok for c in checks)
-    assert len(checks) == 2 * 87 and ok / len(checks) >= 0.95, [(c.question_id, c.reason) for c in checks if not c.ok]
+    assert len(checks) == 2 * 87 and ok / len(checks) >= 0.99, [(c.question_id, c.reason) for c in checks if not c.ok]
 
 
 def test_an_episode_runs_and_is_scored_on_postgres_through_the_runner(postgres, tmp_path: Path) -> None:
