@@ -427,3 +427,24 @@ def test_score_reads_questions_whose_database_is_a_url(duck: str, tmp_path: Path
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["total"] == {"count": 2, "correct": 1, "accuracy": 0.5}
+
+
+def test_score_on_a_benchmarks_copies_transpiles_sqlite_predictions_as_the_golds(duck: str, tmp_path: Path) -> None:
+    """`score --db-root URL/{db_id}`: a SQLite benchmark's questions scored on their
+    copies; predictions written for SQLite (a bare column beside MAX, which DuckDB refuses
+    as written) get the verdict they get on SQLite."""
+    folder = duck.removeprefix("duckdb://").rsplit("/", 1)[0]
+    predictions = tmp_path / "predictions.jsonl"
+    predictions.write_text(json.dumps({"question_id": "16", "sql": "SELECT max(capacity), average FROM stadium"}) + "\n"
+                           + json.dumps({"question_id": "0", "sql": "SELECT count(*) FROM singer WHERE age > 100"}) + "\n")  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    verdicts = []
+    for root in ([], ["--db-root", f"duckdb://{folder}/{{db_id}}.duckdb"]):
+        done = subprocess.run(
+            [sys.executable, "-m", "sqlscout.cli.main", "score", str(predictions), "--benchmark", "spider", "--data", str(SPIDER_DB.parent),
+             "--missing-db", "skip", "--only-predicted", "--json", "--no-cache", *root],
+            capture_output=True, text=True, env=env, timeout=120,
+        )  # fmt: skip
+        assert done.returncode == 0, done.stderr
+        verdicts.append(json.loads(done.stdout)["total"])
+    assert verdicts == [{"count": 2, "correct": 1, "accuracy": 0.5}] * 2

@@ -29,7 +29,7 @@ FLAGS = (
     Flag("data", ("--data",), Path, None),
     Flag("split", ("--split",), plain_text, None),
     Flag("phrasing", ("--phrasing",), plain_text, None),
-    Flag("db_root", ("--db-root",), Path, None),
+    Flag("db_root", ("--db-root",), plain_text, None),
     Flag("missing_db", ("--missing-db",), plain_text, "error"),
     Flag("semantics", ("--semantics",), Semantics, Semantics.OFFICIAL),
     Flag("difficulty", ("--difficulty",), plain_text, None),
@@ -59,7 +59,7 @@ def run(
     data: Optional[Path] = None,
     split: Optional[str] = None,
     phrasing: Optional[str] = None,
-    db_root: Optional[Path] = None,
+    db_root: Optional[str] = None,
     missing_db: str = "error",
     semantics: Semantics = Semantics.OFFICIAL,
     difficulty: Optional[str] = None,
@@ -83,7 +83,9 @@ def run(
     # Paths a user typed: '~' expanded and resolved here, or one line saying why not.
     predictions, cache_dir = user_path(predictions, "predictions"), user_path(cache_dir, "cache folder")
     data = user_path(data, "benchmark") if data is not None else None
-    db_root = user_path(db_root, "database root") if db_root is not None else None
+    # A URL with {db_id} (postgresql://user@host/{db_id}) scores on the benchmark's copies there.
+    on_engine = db_root if db_root is not None and "://" in db_root else None
+    db_path = user_path(Path(db_root), "database root") if db_root is not None and on_engine is None else None
     if timeout_rule not in ("query", "pair"):
         fail(f"--timeout-rule takes query or pair, got '{timeout_rule}'")
     # The benchmark's files are read once into the cache folder (unless --no-cache).
@@ -103,7 +105,7 @@ def run(
             _expect_parsing(cache_dir if cache else None)
         # Questions on a missing database are dropped after the predictions are paired:
         # a file keyed by position still names them (BIRD's format), and is no error.
-        tasks = _benchmark_tasks(predictions, benchmark, data, split, phrasing, db_root,
+        tasks = _benchmark_tasks(predictions, benchmark, data, split, phrasing, db_path,
                                  "keep" if missing_db == "skip" else missing_db, cache_dir, files_cache)
         read = read_predictions(predictions, tasks, only_predicted=only_predicted)
         if read.source != "run" and read.predictions and all(p.sql is None for p in read.predictions):
@@ -112,6 +114,15 @@ def run(
         exists: dict[Any, bool] = {}  # one look per database file, not per question
         present = [p for p in read.predictions if read.source == "run" or _database_exists(p.task, exists)]
         skipped = len(read.predictions) - len(present)
+        if on_engine is not None:
+            from dataclasses import replace
+
+            from sqlscout.engines.benchmark import tasks_on_engine
+
+            # The predictions are SQLite's (what sqlscout's runs write): transpiled as the golds are.
+            written = [p.sql for p in present]
+            moved = tasks_on_engine([p.task for p in present], on_engine, predictions=written)
+            present = [replace(p, task=task, sql=sql) for p, task, sql in zip(present, moved, written)]
         chosen = [p for p in present if difficulty is None or p.task.difficulty == difficulty]
         if not chosen:
             fail(f"no predictions to score{f' at difficulty {difficulty}' if difficulty else ''}")
@@ -321,7 +332,7 @@ def register(app: Any) -> None:
         data: Optional[Path] = typer.Option(None, help="The benchmark's folder or questions file."),
         split: Optional[str] = typer.Option(None, help="Benchmark split (default: dev; SQaLe: test)."),
         phrasing: Optional[str] = typer.Option(None, help="SQaLe phrasing, or 'all'."),
-        db_root: Optional[Path] = typer.Option(None, help="Where the databases are, if not in the benchmark's layout."),
+        db_root: Optional[str] = typer.Option(None, help="Where the databases are, if not in the benchmark's layout; or a URL with {db_id} (duckdb:///copies/{db_id}.duckdb, postgresql://user@host/{db_id}): the benchmark's copies on that engine (sqlscout copy)."),
         missing_db: str = typer.Option("error", help="Questions whose database file is absent: error or skip."),
         semantics: Semantics = typer.Option(
             Semantics.OFFICIAL,

@@ -15,14 +15,19 @@ from sqlscout.errors import ConfigError
 __all__ = ["tasks_on_engine"]
 
 
-def tasks_on_engine(tasks: Sequence[Task], template: str) -> list[Task]:
+def tasks_on_engine(tasks: Sequence[Task], template: str, *, predictions: Sequence[str | None] | None = None) -> list[Task]:
     """``tasks`` with each database at ``template`` (a URL holding ``{db_id}``) and each
-    gold query transpiled for it; a gold that does not transpile is kept as written."""
+    gold query transpiled for it; a gold that does not transpile is kept as written.
+
+    ``predictions`` (one per task, written for SQLite as sqlscout's SQLite runs write
+    them) are transpiled in place by the same rules, so that a question whose gold agrees
+    across engines gets the same verdict on each; None stays None."""
     if "{db_id}" not in template:
         raise ConfigError(f"{template!r}: a database root given as a URL needs {{db_id}} where each database's name goes")
     moved: list[Task] = []
     names: dict[str, tuple[str, set[str], set[str]]] = {}
-    for task in tasks:
+    written = list(predictions) if predictions is not None else None
+    for index, task in enumerate(tasks):
         db_id = str(task.db_id)
         if db_id not in names:
             with open_database(template.replace("{db_id}", db_id)) as db:
@@ -34,11 +39,19 @@ def tasks_on_engine(tasks: Sequence[Task], template: str) -> list[Task]:
                 known = {t.name.lower() for t in db.schema.tables} | text | numeric
                 names[db_id] = (db.engine, known, text - numeric)
         engine, known, text = names[db_id]
-        gold = task.gold_sql
-        if gold:
-            try:
-                gold = transpile_gold(gold, engine, known, text)
-            except Exception:  # noqa: BLE001 - sqlglot could not read it: the original stays
-                pass
+        gold = _transpiled(task.gold_sql, engine, known, text)
+        if written is not None:
+            written[index] = _transpiled(written[index], engine, known, text)
         moved.append(replace(task, db_path=template.replace("{db_id}", db_id), gold_sql=gold, meta={**task.meta, "sqlite_gold": task.gold_sql}))
+    if written is not None and predictions is not None and isinstance(predictions, list):
+        predictions[:] = written
     return moved
+
+
+def _transpiled(sql: str | None, engine: str, known: set[str], text: set[str]) -> str | None:
+    if not sql:
+        return sql
+    try:
+        return transpile_gold(sql, engine, known, text)
+    except Exception:  # noqa: BLE001 - sqlglot could not read it: the original stays
+        return sql
