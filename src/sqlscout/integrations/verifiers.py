@@ -33,9 +33,11 @@ with it. verifiers is imported only when a class is first used.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import functools
 import sys
 import threading
+import typing
 from pathlib import Path
 from typing import Any
 
@@ -181,24 +183,23 @@ def _classes() -> dict[str, Any]:
     """The verifiers classes, built on first use so that importing this module needs no
     verifiers."""
     import verifiers.v1 as vf
-    from pydantic import Field, field_validator
+    from pydantic import Field, create_model, field_validator
 
     from sqlscout.scoring import REWARD_PRESETS
 
-    class SqlscoutTaskData(vf.TaskData):
-        """A sqlscout :class:`~sqlscout.env.task.Task`'s fields (``prompt`` is the question,
-        for displays; the harness builds sqlscout's own prompt)."""
-
-        question_id: str
-        question: str
-        db_path: str
-        gold_sql: str | None = None
-        evidence: str | None = None
-        difficulty: str | None = None
-        db_id: str | None = None
-        phrasing: str | None = None
-        benchmark: str = "custom"
-        condition: str = "full"
+    # A sqlscout Task's fields, read from the dataclass (one source of truth); ``prompt`` is
+    # the question, for displays: the harness builds sqlscout's own prompt.
+    hints = typing.get_type_hints(Task)
+    SqlscoutTaskData = create_model(  # noqa: N806 - a class
+        "SqlscoutTaskData",
+        __base__=vf.TaskData,
+        __doc__="A sqlscout :class:`~sqlscout.env.task.Task`'s fields, as verifiers stores a task.",
+        **{
+            f.name: (str if f.name == "db_path" else hints[f.name], ... if f.default is dataclasses.MISSING else f.default)
+            for f in dataclasses.fields(Task)
+            if f.name != "meta"
+        },
+    )
 
     class SqlscoutTaskConfig(vf.TaskConfig):
         """``--env.taskset.task.*``: the reward preset of :data:`sqlscout.scoring.REWARD_PRESETS`."""
