@@ -146,15 +146,23 @@ class _Scoring:
         self._databases: dict[Any, Any] = {}
         self._lock = threading.Lock()
 
-    def score(self, task: Task, final_sql: str | None, semantics: Any) -> Any:
+    def database(self, target: Path | str) -> Any:
+        """The database ``target`` names, opened once per process and shared: the episodes
+        read through it too (a database is safe across threads), so a new episode does not
+        open the file and read its schema again."""
         from sqlscout.engines import database_key, open_database
-        from sqlscout.scoring import score_sql
 
         with self._lock:
-            key = database_key(task.db_path)
+            key = database_key(target)
             if key not in self._databases:
-                self._databases[key] = open_database(key if isinstance(key, Path) else task.db_path)
-            db = self._databases[key]
+                self._databases[key] = open_database(key if isinstance(key, Path) else target)
+            return self._databases[key]
+
+    def score(self, task: Task, final_sql: str | None, semantics: Any) -> Any:
+        from sqlscout.scoring import score_sql
+
+        db = self.database(task.db_path)
+        with self._lock:
             expected = self.gold.get(db, task.gold_sql or "")[0]
             return score_sql(db, final_sql, task.gold_sql or "", gold=expected, semantics=semantics)
 
@@ -311,6 +319,7 @@ def _classes() -> dict[str, Any]:
             config = RunnerConfig(episode=EpisodeConfig(**self.config.episode), sampling=SamplingParams(logprobs=False), max_batch=1)
             try:
                 with Runner(backend, config) as runner:
+                    runner.adopt(_scoring().database(task.db_path))
                     (rollout,) = list(runner.run([task]))
             finally:
                 backend.close()
