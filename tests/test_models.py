@@ -93,7 +93,12 @@ def test_resolve_model_kinds(tmp_path: Path) -> None:
     gguf = tmp_path / "m.gguf"
     gguf.write_bytes(b"GGUF")
     assert resolve_model(str(gguf)).default_backend() == "llama-cpp"
+    with pytest.raises(ConfigError, match="a folder without a model in it"):  # once loaded "." as a model
+        resolve_model(str(tmp_path))
+    (tmp_path / "config.json").write_text("{}")
     assert resolve_model(str(tmp_path)).default_backend() == "hf"
+    with pytest.raises(ConfigError, match="the model is empty"):
+        resolve_model("  ")
     assert resolve_model("https://example.invalid/v1").default_backend() == "openai"
     assert resolve_model("Qwen/Qwen3-0.6B").kind == "hub"
 

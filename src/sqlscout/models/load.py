@@ -60,7 +60,7 @@ def resolve_model(model: str) -> ModelSpec:
         return ModelSpec("url", model)
     path = Path(model).expanduser()
     if path.is_dir():
-        if not (path / "config.json").is_file():
+        if not ((path / "config.json").is_file() or (path / "adapter_config.json").is_file()):
             raise ConfigError(f"{path} is a folder without a model in it (no config.json); give a model directory or a .gguf file")
         return ModelSpec("dir", str(path))
     if path.suffix.lower() == ".gguf":
