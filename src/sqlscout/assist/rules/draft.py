@@ -53,7 +53,8 @@ class Draft(Rule):
     summary = "single-shot's query first; the agent only where it fails to run"
     measured = (
         "0.5B draft profile, never chosen on: Spider dev-report 200 54.0 % against 41.5 % single-shot "
-        "(29 gained, 4 lost), Spider-DK 200 42.0 % against 31.5 % (23 gained, 2 lost)"
+        "(29 gained, 4 lost), Spider-DK 200 42.0 % against 31.5 % (23 gained, 2 lost); 1.5B: dev-report 100 "
+        "67.0 % against 58.0 % (9 gained, 0 lost), Spider-DK 100 56.0 % against 54.0 % (5 gained, 3 lost)"
     )
     Params = DraftParams
     rewrites_transcript = True
