@@ -15,7 +15,7 @@ from sqlscout.errors import ConfigError
 __all__ = ["tasks_on_engine"]
 
 
-def tasks_on_engine(tasks: Sequence[Task], template: str, *, predictions: Sequence[str | None] | None = None) -> list[Task]:
+def tasks_on_engine(tasks: Sequence[Task], template: str, *, predictions: list[str | None] | None = None) -> list[Task]:
     """``tasks`` with each database at ``template`` (a URL holding ``{db_id}``) and each
     gold query transpiled for it; a gold that does not transpile is kept as written.
 
@@ -26,7 +26,6 @@ def tasks_on_engine(tasks: Sequence[Task], template: str, *, predictions: Sequen
         raise ConfigError(f"{template!r}: a database root given as a URL needs {{db_id}} where each database's name goes")
     moved: list[Task] = []
     names: dict[str, tuple[str, set[str], set[str]]] = {}
-    written = list(predictions) if predictions is not None else None
     for index, task in enumerate(tasks):
         db_id = str(task.db_id)
         if db_id not in names:
@@ -40,11 +39,9 @@ def tasks_on_engine(tasks: Sequence[Task], template: str, *, predictions: Sequen
                 names[db_id] = (db.engine, known, text - numeric)
         engine, known, text = names[db_id]
         gold = _transpiled(task.gold_sql, engine, known, text)
-        if written is not None:
-            written[index] = _transpiled(written[index], engine, known, text)
+        if predictions is not None:
+            predictions[index] = _transpiled(predictions[index], engine, known, text)
         moved.append(replace(task, db_path=template.replace("{db_id}", db_id), gold_sql=gold, meta={**task.meta, "sqlite_gold": task.gold_sql}))
-    if written is not None and predictions is not None and isinstance(predictions, list):
-        predictions[:] = written
     return moved
 
 
