@@ -195,13 +195,16 @@ def test_lora_run_with_periodic_evaluation_on_held_out_questions(tmp_path):
     cfg = config_from_dict(data)
     run = train(cfg, backend=scripted_backend(_questions(cfg)))
     telemetry = rows(Path(cfg.out))
-    assert "eval/official" not in telemetry[0]  # every 2 steps
+    assert [r["step"] for r in telemetry] == [0, 1, 2]
+    assert set(telemetry[0]) == {"step"} | {k for k in telemetry[0] if k.startswith("eval/")}  # the starting point
+    assert telemetry[0]["eval/questions"] == 3
+    assert "eval/official" not in telemetry[1]  # every 2 steps
     last = telemetry[-1]
     assert last["eval/questions"] == 3 and 0.0 <= last["eval/official"] <= 1.0
     assert last["tokens/trained"] > 0 and last["grad_norm"] > 0  # the adapters train
     assert last["kl"] > 0  # the reference is the same model with its adapters off
-    episodes = Path(cfg.out) / "eval" / "step-000002" / "episodes.jsonl"
-    assert len(episodes.read_text().splitlines()) == 3
+    for step in ("step-000000", "step-000002"):
+        assert len((Path(cfg.out) / "eval" / step / "episodes.jsonl").read_text().splitlines()) == 3
     model_dir = latest_checkpoint(Path(cfg.out)) / "model"
     assert (model_dir / "adapter_config.json").exists()  # adapters alone
     assert run.last == last

@@ -17,9 +17,9 @@ from sqlscout.env.trace import SegmentKind
 from sqlscout.runner import RunnerConfig, run_all
 from sqlscout.env.task import Task
 from sqlscout.train.config import LossConfig, OptimConfig
-from sqlscout.train.logprobs import token_logprobs
+from sqlscout.train.logprobs import Truncation, can_share_prefix, token_logprobs
 from sqlscout.train.mask import TrainSample, train_sample, trainable_mask
-from sqlscout.train.update import UpdateContext, grpo_update, micro_batches, pad_batch
+from sqlscout.train.update import UpdateContext, grpo_update, micro_batches, pad_batch, prefix_batches
 
 from conftest import CHINOOK
 
@@ -321,3 +321,66 @@ def test_same_weights_in_sampler_and_trainer_give_importance_weights_of_one(name
     # What the trainer computed before: the full-vocabulary probability over the processed one.
     whole = grpo_update(replace(ctx, truncation=None), optimizer, None, samples, OptimConfig(micro_batch_tokens=100_000))
     assert whole.is_weight_max < 0.999
+
+
+def tiny_attention_model(vocab: int = 64, seed: int = 0) -> torch.nn.Module:
+    from transformers import AutoConfig, AutoModelForCausalLM
+
+    cfg = AutoConfig.for_model(
+        "qwen2", vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+        num_attention_heads=2, num_key_value_heads=1, tie_word_embeddings=True,
+    )  # fmt: skip
+    torch.manual_seed(seed)
+    return AutoModelForCausalLM.from_config(cfg)
+
+
+# Two groups: three episodes after one 6-token prompt, two after another, one alone.
+GROUPED = [
+    sample([1, 5, 7, 9, 11, 2, 30, 31, 4, 32], [6, 7, 9], 1.0),
+    sample([1, 5, 7, 9, 11, 2, 33, 4, 34, 35, 36], [6, 8, 9, 10], -0.5),
+    sample([1, 5, 7, 9, 11, 2, 37], [6], -0.5),
+    sample([3, 3, 8, 2, 40, 41], [4, 5], 0.5),
+    sample([3, 3, 8, 2, 42, 43, 44, 45], [4, 5, 7], -0.5),
+    sample([6, 2, 50, 51], [2, 3], 0.25),
+]
+
+
+def _lora_update(samples, share_prefix: bool, kl_coef: float = 0.05):
+    from peft import LoraConfig, get_peft_model
+
+    from sqlscout.train.model import PolicyModel
+
+    model = get_peft_model(tiny_attention_model(), LoraConfig(r=4, lora_alpha=8, target_modules="all-linear", init_lora_weights=False))
+    policy = PolicyModel(model=model, tokenizer=None, reference_model=None, lora=True)
+    params = [p for p in model.parameters() if p.requires_grad]
+    before = [p.detach().clone() for p in params]
+    ctx = UpdateContext(model, LossConfig(), temperature=0.7, kl_coef=kl_coef, reference=policy.reference_fn(0.7),
+                        pad_id=0, truncation=Truncation(20, 0.95), share_prefix=share_prefix)  # fmt: skip
+    stats = grpo_update(ctx, torch.optim.SGD(params, lr=1.0), None, samples, OptimConfig(max_grad_norm=None))
+    return [p.detach() - b for p, b in zip(params, before)], stats
+
+
+def test_a_groups_shared_prompt_computed_once_gives_the_same_update():
+    """The prompt of a group goes through the model once and every episode continues from
+    its cache, the gradient flowing through it: loss, KL to the adapters-off reference and
+    every adapter's change equal the episode-by-episode update's."""
+    assert can_share_prefix(tiny_attention_model()) and not can_share_prefix(tiny_model())
+    assert prefix_batches(GROUPED, 10_000) == [([1, 0, 2], 5), ([4, 3], 3), ([5], 0)]
+    assert prefix_batches(GROUPED, 15) == [([1], 0), ([0, 2], 5), ([4, 3], 3), ([5], 0)]  # 5 + 2 x (10 - 5) fits, 5 + 2 x 6 does not
+    whole, stats_whole = _lora_update(GROUPED, share_prefix=False)
+    shared, stats_shared = _lora_update(GROUPED, share_prefix=True)
+    assert stats_whole.micro_batches == 1 and stats_shared.micro_batches == 3
+    assert stats_shared.tokens == stats_whole.tokens == 15
+    assert stats_shared.loss == pytest.approx(stats_whole.loss, rel=1e-5)
+    assert stats_shared.kl == pytest.approx(stats_whole.kl, rel=1e-4) and stats_whole.kl > 0
+    assert stats_shared.is_weight == pytest.approx(stats_whole.is_weight, rel=1e-6)
+    largest = max(float(d.abs().max()) for d in whole)
+    assert largest > 1e-4
+    assert max(float((a - b).abs().max()) for a, b in zip(whole, shared)) < 1e-4 * largest
+
+
+def test_a_shared_prefix_that_would_cover_a_trained_token_is_refused():
+    s = GROUPED[0]
+    ids, attention, trained = pad_batch([s, s], 0, torch.device("cpu"))
+    with pytest.raises(ValueError, match="shared prefix"):
+        token_logprobs(tiny_attention_model(), ids, attention, trained, prefix=6)

@@ -138,11 +138,15 @@ class DataConfig(_Section):
     Attributes:
         benchmark: ``sqale``, ``bird``, ``spider``, ``spider-dk`` or ``jsonl``.
         path: the benchmark's file or folder (SQaLe: a local parquet folder; null: the hub).
-        split: e.g. ``train``, ``dev``, ``test`` (null: the loader's default).
+        split: e.g. ``train``, ``dev``, ``test`` (null: the loader's default); for Spider
+            also ``dev-tune`` and ``dev-report`` (:mod:`sqlscout.data.splits`).
         difficulties: keep only these difficulties (empty: all).
         phrasings: SQaLe phrasing styles to keep (empty: all).
         db_ids: keep only questions on these databases (empty: all).
         limit: at most this many questions after filtering (None: all).
+        select: which ``limit`` questions: the ``first`` ones, or a ``random`` sample
+            drawn with ``select_seed`` (kept in file order), as ``sqlscout eval --select``.
+        select_seed: the seed of a ``random`` selection.
         require_gold_rows: drop questions whose gold SQL fails or times out when loaded
             (a reward needs a gold result); costs one execution per question.
         evidence: show BIRD-style evidence notes when the benchmark has them.
@@ -157,6 +161,8 @@ class DataConfig(_Section):
     phrasings: tuple[StrictStr, ...] = ()
     db_ids: tuple[StrictStr, ...] = ()
     limit: StrictInt | None = Field(None, ge=1)
+    select: Literal["first", "random"] = "first"
+    select_seed: StrictInt = 0
     require_gold_rows: StrictBool = True
     evidence: StrictBool = True
     db_root: StrictStr | None = None
@@ -344,6 +350,11 @@ class OptimConfig(_Section):
             gradients accumulated over them — the knob that makes a step fit in memory.
         mini_batches: optimizer updates per rollout batch (1: the recipe; > 1 makes the
             later updates off-policy, which is what the clip range guards against).
+        share_prefix: a group's episodes share their prompt (system, schema, question):
+            compute it once per micro-batch and continue every episode from its
+            key/value cache, gradients flowing through it (the same loss and gradient,
+            to float rounding). Used where the model allows it (attention layers only,
+            gradient checkpointing off); elsewhere every episode is computed whole.
     """
 
     lr: Number = Field(1e-5, gt=0)
@@ -356,6 +367,7 @@ class OptimConfig(_Section):
     max_grad_norm: Number | None = Field(1.0, gt=0)
     micro_batch_tokens: StrictInt = Field(32_768, ge=1)
     mini_batches: StrictInt = Field(1, ge=1)
+    share_prefix: bool = True
 
     @model_validator(mode="after")
     def _betas(self) -> OptimConfig:

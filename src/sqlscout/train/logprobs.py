@@ -13,7 +13,7 @@ from typing import Any, NamedTuple
 
 import torch
 
-__all__ = ["TokenLogprobs", "Truncation", "token_logprobs"]
+__all__ = ["TokenLogprobs", "Truncation", "can_share_prefix", "token_logprobs"]
 
 _CHUNK_ROWS = 1024
 
@@ -137,6 +137,7 @@ def token_logprobs(
     temperature: float = 1.0,
     entropy_stride: int = 0,
     truncation: Truncation | None = None,
+    prefix: int = 0,
 ) -> TokenLogprobs:
     """Log-probabilities of ``input_ids[trained]`` (flattened in row-major order).
 
@@ -148,6 +149,13 @@ def token_logprobs(
         entropy_stride: also return the entropy (no gradient) of every this-many-th scored
             position, NaN at the others; 0 for none.
         truncation: the sampler's top-k / top-p, to measure the mass it keeps (None: all).
+        prefix: the first ``prefix`` tokens are the same in every row (a group's prompt)
+            and predict no trained token: they go through the model once, as one row,
+            and every row continues from that row's key/value cache. Gradients flow
+            through the shared cache, so the result and its gradient are the unshared
+            ones (to float rounding) at a fraction of the cost: a group of G episodes
+            over a long prompt computes that prompt once instead of G times. 0: no
+            sharing.
 
     Returns:
         (logp, entropy, kept_lognorm): shapes (N,), N = trained.sum(); entropy is None
@@ -156,12 +164,54 @@ def token_logprobs(
     predicting = torch.zeros_like(trained)
     predicting[:, :-1] = trained[:, 1:]  # the logits at t-1 predict the token at t
     targets = input_ids[trained]
+    extra: dict[str, Any] = {"use_cache": False}
+    if prefix:
+        if bool(predicting[:, :prefix].any()):
+            raise ValueError(f"a shared prefix of {prefix} tokens would cover a position that predicts a trained token")
+        extra = {"use_cache": True, _CACHE_KEYWORD: _prefix_cache(model, input_ids, attention_mask, prefix)}
+        input_ids, predicting = input_ids[:, prefix:], predicting[:, prefix:]
     if _supports_mask_keep():
-        out = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=predicting, use_cache=False)
+        out = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=predicting, **extra)
         logits = out.logits  # (N, V)
     else:
         columns = predicting.any(0).nonzero().squeeze(-1)
-        out = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=columns, use_cache=False)
+        out = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=columns, **extra)
         logits = out.logits[predicting[:, columns]]  # (N, V)
     logp, ent, kept = _SelectiveLogSoftmax.apply(logits, targets, temperature, entropy_stride, truncation)
     return TokenLogprobs(logp, ent if entropy_stride else None, kept)
+
+
+def _cache_keyword() -> str:
+    """transformers >= 5.2x names the key/value cache ``cache``; before, ``past_key_values``."""
+    from transformers.modeling_outputs import CausalLMOutputWithPast
+
+    return "cache" if "cache" in CausalLMOutputWithPast.__dataclass_fields__ else "past_key_values"
+
+
+_CACHE_KEYWORD = _cache_keyword()
+
+
+def _prefix_cache(model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor, prefix: int) -> Any:
+    """The key/value cache of ``input_ids[0, :prefix]`` (with its autograd history),
+    repeated for every row of the batch."""
+    out = model(input_ids=input_ids[:1, :prefix], attention_mask=attention_mask[:1, :prefix], logits_to_keep=1, use_cache=True)
+    cache = getattr(out, _CACHE_KEYWORD)
+    cache.batch_repeat_interleave(input_ids.shape[0])
+    return cache
+
+
+def can_share_prefix(model: torch.nn.Module) -> bool:
+    """Whether :func:`token_logprobs` may share a prefix on ``model``: its cache must be
+    one whose rows can be repeated (attention layers; Qwen3.5's recurrent linear-attention
+    state is not), and gradient checkpointing must be off (recomputing a layer would
+    append to the cache a second time)."""
+    checkpointing = getattr(model, "is_activation_checkpointing", None)
+    if checkpointing is None:  # transformers before 5.2x
+        checkpointing = getattr(model, "is_gradient_checkpointing", False)
+    if checkpointing:
+        return False
+    config = getattr(model, "config", None)
+    if config is not None and hasattr(config, "get_text_config"):
+        config = config.get_text_config()
+    layer_types = set(getattr(config, "layer_types", None) or ["full_attention"])
+    return layer_types <= {"full_attention", "sliding_attention"}

@@ -59,7 +59,7 @@ from sqlscout.train.config import TrainConfig, config_to_dict, load_config
 from sqlscout.train.curriculum import LengthCurriculum
 from sqlscout.train.evaluation import evaluate
 from sqlscout.train.kl import KLController
-from sqlscout.train.logprobs import Truncation
+from sqlscout.train.logprobs import Truncation, can_share_prefix
 from sqlscout.train.mask import train_sample
 from sqlscout.train.model import build_policy, resolve_precision
 from sqlscout.train.optim import build_optimizer
@@ -158,6 +158,8 @@ def train(
 
     row: dict[str, Any] = {}
     try:
+        if config.eval.every and held_out and start == 0:  # the starting point of the held-out curve
+            telemetry.log({"step": 0, **_evaluate(config, sampler, held_out, runner.config, out, 0, accelerator)})
         for step in range(start, config.steps):
             began = time.perf_counter()
 
@@ -175,6 +177,7 @@ def train(
             ctx = UpdateContext(
                 model, config.loss, temperature=temperature, kl_coef=kl.coef, reference=reference,
                 pad_id=policy.pad_id, accelerator=accelerator, truncation=truncation,
+                share_prefix=config.optim.share_prefix and can_share_prefix(policy.model),
             )  # fmt: skip
             stats = grpo_update(ctx, optimizer, scheduler, samples, config.optim)
             trained = _sum_over_processes(stats.tokens, accelerator)

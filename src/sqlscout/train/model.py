@@ -22,11 +22,25 @@ from sqlscout.train.config import ModelConfig
 __all__ = ["PolicyModel", "build_policy", "check_tokenizer", "enable_checkpointing", "load_tokenizer", "resolve_precision"]
 
 
-def resolve_precision(precision: str) -> str:
-    """``bf16`` or ``fp32``: ``auto`` is bf16 on a GPU that has it, fp32 elsewhere."""
+def resolve_precision(precision: str, cpu_flags: str | None = None) -> str:
+    """``bf16`` or ``fp32``: ``auto`` is bf16 on a GPU that has it, or on a CPU with bf16
+    arithmetic in hardware (``avx512_bf16`` or AMX; ``cpu_flags``: /proc/cpuinfo's text,
+    read when None), fp32 elsewhere (bf16 emulated on other CPUs is slower than fp32).
+
+    >>> resolve_precision("auto", cpu_flags="flags : fpu avx2 avx512f"), resolve_precision("auto", cpu_flags="flags : avx512_bf16")
+    ('fp32', 'bf16')
+    """
     if precision != "auto":
         return precision
-    return "bf16" if torch.cuda.is_available() and torch.cuda.is_bf16_supported() else "fp32"
+    if torch.cuda.is_available():
+        return "bf16" if torch.cuda.is_bf16_supported() else "fp32"
+    if cpu_flags is None:
+        try:
+            cpu_flags = Path("/proc/cpuinfo").read_text(errors="replace")
+        except OSError:
+            cpu_flags = ""
+    flags = set(cpu_flags.split())
+    return "bf16" if flags & {"avx512_bf16", "amx_bf16"} else "fp32"
 
 
 def load_tokenizer(config: ModelConfig) -> Any:
@@ -99,19 +113,19 @@ class PolicyModel:
         return int(pad if pad is not None else self.tokenizer.eos_token_id)
 
     def reference_fn(self, temperature: float, wrapped: torch.nn.Module | None = None) -> Callable[..., torch.Tensor]:
-        """A function (ids, attention, trained) -> the reference's log-probabilities.
+        """A function (ids, attention, trained, prefix=0) -> the reference's log-probabilities.
 
         ``wrapped`` is the model as the accelerator prepared it (forward passes go
         through it, so that distributed wrappers see them).
         """
         from sqlscout.train.logprobs import token_logprobs
 
-        def run(ids: torch.Tensor, attention: torch.Tensor, trained: torch.Tensor) -> torch.Tensor:
+        def run(ids: torch.Tensor, attention: torch.Tensor, trained: torch.Tensor, prefix: int = 0) -> torch.Tensor:
             if self.reference_model is not None:
                 with torch.autocast(ids.device.type, enabled=False):  # its weights are already in their dtype
-                    return token_logprobs(self.reference_model, ids, attention, trained, temperature=temperature).logp
+                    return token_logprobs(self.reference_model, ids, attention, trained, temperature=temperature, prefix=prefix).logp
             with self.adapters_disabled():
-                return token_logprobs(wrapped or self.model, ids, attention, trained, temperature=temperature).logp
+                return token_logprobs(wrapped or self.model, ids, attention, trained, temperature=temperature, prefix=prefix).logp
 
         return run
 

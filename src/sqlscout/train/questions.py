@@ -23,6 +23,7 @@ __all__ = ["length_keys", "load_questions", "split_held_out"]
 def load_questions(data: DataConfig) -> list[Task]:
     """The questions ``data`` selects, in the loader's order."""
     from sqlscout.data import load_tasks
+    from sqlscout.evaluation.run import select_tasks
 
     def where(path: str | None) -> Path | None:
         return Path(path).expanduser() if path else None
@@ -43,8 +44,7 @@ def load_questions(data: DataConfig) -> list[Task]:
     tasks = [t for t in tasks if t.gold_sql]
     if data.require_gold_rows:
         tasks = _with_gold_rows(tasks)
-    if data.limit is not None:
-        tasks = tasks[: data.limit]
+    tasks = select_tasks(tasks, data.limit, data.select, data.select_seed)
     if not tasks:
         raise ConfigError(f"data: no questions left after filtering {data.benchmark} at {data.path}")
     return tasks

@@ -191,16 +191,21 @@ class Telemetry:
             self._wandb.finish()
 
     def _truncate(self, start_step: int) -> None:
-        """Drop rows of steps after ``start_step`` left by an interrupted run."""
+        """Drop rows of steps after ``start_step`` left by an interrupted run (from the
+        start: every row, the step-0 evaluation too, which is run again)."""
+
+        def keep(step: int) -> bool:
+            return step <= start_step if start_step else False
+
         for path in (self.jsonl, self.episodes):
             if path.exists():
                 rows = [line for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-                kept = [line for line in rows if json.loads(line)["step"] <= start_step]
+                kept = [line for line in rows if keep(json.loads(line)["step"])]
                 path.write_text("".join(line + "\n" for line in kept), encoding="utf-8")
         if self.csv.exists():
             with self.csv.open(encoding="utf-8", newline="") as f:
                 rows = list(csv.DictReader(f))
-            kept_rows = [r for r in rows if int(r["step"]) <= start_step]
+            kept_rows = [r for r in rows if keep(int(r["step"]))]
             with self.csv.open("w", encoding="utf-8", newline="") as f:
                 writer = csv.DictWriter(f, fieldnames=list(STEP_KEYS + EVAL_KEYS), extrasaction="ignore")
                 writer.writeheader()

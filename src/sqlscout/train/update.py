@@ -2,7 +2,9 @@
 
 The batch is split into ``mini_batches`` optimizer updates (1 in the recipe); each is
 packed into micro-batches of similar-length episodes that fit ``micro_batch_tokens``
-padded tokens, whose gradients accumulate before the optimizer steps. The per-token
+padded tokens, whose gradients accumulate before the optimizer steps. With
+``share_prefix``, the episodes of one group (same question, same prompt) go into
+micro-batches of their own whose prompt is computed once (:func:`prefix_batches`). The per-token
 weights of the loss aggregation are computed once per update over *all* its episodes
 (across processes too), so micro-batching and data parallelism leave the gradient
 unchanged.
@@ -28,15 +30,16 @@ from sqlscout.train.logprobs import Truncation, token_logprobs
 from sqlscout.train.loss import aggregation_weights, token_loss
 from sqlscout.train.mask import TrainSample
 
-__all__ = ["UpdateContext", "UpdateStats", "grpo_update", "micro_batches", "pad_batch"]
+__all__ = ["UpdateContext", "UpdateStats", "grpo_update", "micro_batches", "pad_batch", "prefix_batches"]
 
 # Entropy is telemetry: estimated on every 8th trained token, it costs ~5 % of the
 # vocabulary-sized work instead of ~45 % (measured on a 248k vocabulary).
 ENTROPY_STRIDE = 8
 
-# A function returning a context manager in which the *same* model computes the frozen
-# reference policy (LoRA with adapters disabled), or a separate frozen model.
-ReferenceFn = Callable[[torch.Tensor, torch.Tensor, torch.Tensor], torch.Tensor]
+# ``reference(ids, attention, trained, prefix=0)``: the frozen reference policy's
+# log-probabilities of the trained tokens (the same model with LoRA adapters disabled, or
+# a separate frozen model), sharing the first ``prefix`` tokens as token_logprobs does.
+ReferenceFn = Callable[..., torch.Tensor]
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,9 @@ class UpdateContext:
             weight compares the trainer's probability in that same processed
             distribution with the sampler's, so equal weights give a weight of 1.
             None: the sampler reports log-probabilities of the whole distribution.
+        share_prefix: compute a group's common prompt once per micro-batch
+            (:func:`prefix_batches`); the caller checks the model can
+            (:func:`~sqlscout.train.logprobs.can_share_prefix`).
     """
 
     model: torch.nn.Module
@@ -67,6 +73,7 @@ class UpdateContext:
     pad_id: int
     accelerator: Accelerator | None = None
     truncation: Truncation | None = None
+    share_prefix: bool = False
 
     @property
     def device(self) -> torch.device:
@@ -143,6 +150,44 @@ def micro_batches(lengths: Sequence[int], max_tokens: int) -> list[list[int]]:
     return batches
 
 
+def prefix_batches(samples: Sequence[TrainSample], max_tokens: int) -> list[tuple[list[int], int]]:
+    """Micro-batches as (indices, shared prefix length): episodes whose tokens up to their
+    first trained token are the same (a group: one question, one prompt) are batched
+    together and share all but the last of those tokens, which is computed once; the cost
+    of a batch is then ``prefix + count × (longest − prefix)`` tokens, kept within
+    ``max_tokens``. Episodes alone with their prompt go through :func:`micro_batches`
+    (prefix 0).
+
+    >>> from sqlscout.train.mask import TrainSample
+    >>> s = lambda ids, first: TrainSample(ids, [first], [0.0], 1.0)
+    >>> prefix_batches([s([1, 2, 3, 4], 3), s([9, 8], 1), s([1, 2, 3, 5, 6], 3)], 100)
+    [([2, 0], 2), ([1], 0)]
+    """
+    by_prompt: dict[tuple[int, ...], list[int]] = {}
+    for i, s in enumerate(samples):
+        first = s.positions[0] if s.positions else len(s.token_ids)
+        by_prompt.setdefault(tuple(s.token_ids[:first]), []).append(i)
+    batches: list[tuple[list[int], int]] = []
+    alone: list[int] = []
+    for prompt, members in by_prompt.items():
+        prefix = len(prompt) - 1
+        if len(members) < 2 or prefix < 1:
+            alone += members
+            continue
+        members.sort(key=lambda i: (-len(samples[i].token_ids), i))
+        current: list[int] = []
+        for i in members:
+            longest = len(samples[current[0]].token_ids) if current else len(samples[i].token_ids)
+            if current and prefix + (len(current) + 1) * (longest - prefix) > max_tokens:
+                batches.append((current, prefix if len(current) > 1 else 0))
+                current = []
+            current.append(i)
+        batches.append((current, prefix if len(current) > 1 else 0))
+    lengths = [len(samples[i].token_ids) for i in alone]
+    batches += [([alone[k] for k in group], 0) for group in micro_batches(lengths, max_tokens)]
+    return batches
+
+
 def pad_batch(samples: Sequence[TrainSample], pad_id: int, device: torch.device) -> tuple[torch.Tensor, ...]:
     """(input_ids, attention_mask, trained) as (B, L) tensors, right-padded."""
     width = max(len(s.token_ids) for s in samples)
@@ -208,10 +253,13 @@ def grpo_update(
         weights = aggregation_weights(
             counts, ctx.loss.aggregation, normalizer=ctx.loss.normalizer, n_sequences=n_seq, n_tokens=n_tok
         )
-        groups = micro_batches([len(s.token_ids) for s in batch], optim.micro_batch_tokens)
+        if ctx.share_prefix:
+            groups = prefix_batches(batch, optim.micro_batch_tokens)
+        else:
+            groups = [(g, 0) for g in micro_batches([len(s.token_ids) for s in batch], optim.micro_batch_tokens)]
         groups = _pad_group_count(groups, accelerator)
         model.train()
-        for k, group in enumerate(groups):
+        for k, (group, prefix) in enumerate(groups):
             last = k == len(groups) - 1
             if accelerator is not None:
                 # Tells DeepSpeed where the accumulation boundary is (its engine steps there);
@@ -219,20 +267,21 @@ def grpo_update(
                 accelerator.sync_gradients = last
             with _no_sync(model, accelerator, last):
                 if group:
-                    stats.add(_micro_step(ctx, [batch[i] for i in group], [weights[i] for i in group]))
+                    stats.add(_micro_step(ctx, [batch[i] for i in group], [weights[i] for i in group], prefix))
                 else:  # an empty micro-batch: a zero-weight pass so collectives pair up
                     stats.add(_micro_step(ctx, [batch[0]], [0.0]))
         stats.grad_norm = _step(model, optimizer, scheduler, optim.max_grad_norm, accelerator)
     return stats
 
 
-def _micro_step(ctx: UpdateContext, batch: list[TrainSample], weights: list[float]) -> UpdateStats:
-    """Forward and backward over one micro-batch; its statistics (none for a zero-weight pass)."""
+def _micro_step(ctx: UpdateContext, batch: list[TrainSample], weights: list[float], prefix: int = 0) -> UpdateStats:
+    """Forward and backward over one micro-batch (whose rows share their first ``prefix``
+    tokens); its statistics (none for a zero-weight pass)."""
     cfg, device = ctx.loss, ctx.device
     ids, attention, trained = pad_batch(batch, ctx.pad_id, device)  # (B, L) each
     logp, entropy, kept = token_logprobs(
         ctx.model, ids, attention, trained, temperature=ctx.temperature, entropy_stride=ENTROPY_STRIDE,
-        truncation=ctx.truncation,
+        truncation=ctx.truncation, prefix=prefix,
     )  # (N,) each; entropy NaN off the stride
     if batch[0].old_logprobs is None:  # one update per batch: pi_old is the current policy
         old = logp.detach()
@@ -246,7 +295,7 @@ def _micro_step(ctx: UpdateContext, batch: list[TrainSample], weights: list[floa
     ref = None
     if ctx.reference is not None:
         with torch.no_grad():
-            ref = ctx.reference(ids, attention, trained)
+            ref = ctx.reference(ids, attention, trained, prefix=prefix) if prefix else ctx.reference(ids, attention, trained)
     advantages = _per_token(batch, [s.advantage for s in batch], device)
     pieces = token_loss(
         logp, old, sampler, advantages,
@@ -304,13 +353,13 @@ def _global_counts(batch: Sequence[TrainSample], accelerator: Accelerator | None
     return int(total[0]), int(total[1])
 
 
-def _pad_group_count(groups: list[list[int]], accelerator: Accelerator | None) -> list[list[int]]:
+def _pad_group_count(groups: list[tuple[list[int], int]], accelerator: Accelerator | None) -> list[tuple[list[int], int]]:
     """Every process must run as many forward/backward passes (collectives pair up):
     the ones with fewer micro-batches add empty ones (zero weight)."""
     if accelerator is None or accelerator.num_processes == 1:
         return groups
     most = int(accelerator.gather(torch.tensor([len(groups)], device=accelerator.device)).max())
-    return groups + [[] for _ in range(most - len(groups))]
+    return groups + [([], 0) for _ in range(most - len(groups))]
 
 
 def _no_sync(model: torch.nn.Module, accelerator: Accelerator | None, last: bool) -> contextlib.AbstractContextManager[Any]:
