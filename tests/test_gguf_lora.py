@@ -176,3 +176,40 @@ def test_llama_cpp_with_the_written_adapters_decodes_what_the_policy_does(qwen05
         sampler.close()
     with pytest.raises(ConfigError, match="model.name_or_path to a .gguf file"):
         Sampler(rollout, policy.model, policy.tokenizer, Accelerator(cpu=True), tmp_path, seed=0, model_path="Qwen/Qwen3.5-2B")
+
+
+def test_a_shipped_checkpoint_is_a_preset_whose_adapter_is_checked(tmp_path: Path) -> None:
+    """ship_adapter writes a run's checkpoint as an f16 GGUF LoRA and a manifest; the
+    manifest makes a plain-agent preset on the base GGUF with the run's episode settings,
+    and its adapter is refused once its bytes change."""
+    import json
+
+    import yaml
+
+    from sqlscout.errors import BackendError
+    from sqlscout.models.load import verified_adapter
+    from sqlscout.models.presets import PRESETS, _shipped
+    from sqlscout.train.config import config_to_dict, load_config
+    from sqlscout.train.ship import ship_adapter
+
+    from conftest import REPO
+
+    run = tmp_path / "run"
+    _tiny_lora(r=2, alpha=4).save_pretrained(str(run / "checkpoints" / "step-000007" / "model"))
+    (run / "config.yaml").write_text(yaml.safe_dump(config_to_dict(load_config(REPO / "configs" / "grpo-cpu-qwen2.5-coder-0.5b.yaml"))))
+    manifest = ship_adapter(run, 7, "tiny-grpo", base="qwen2.5-coder-0.5b", dest=tmp_path / "adapters", measured={"dev-report": 0.5})
+    m = json.loads(manifest.read_text())
+    assert m["step"] == 7 and m["measured"] == {"dev-report": 0.5} and "world_1" in m["split"]["train_databases"]
+    fields, tensors = _read(tmp_path / "adapters" / "tiny-grpo.gguf")
+    assert fields["adapter.lora.alpha"] == 4.0 and all(t.tensor_type == gguf.GGMLQuantizationType.F16 for t in tensors.values())
+    (preset,) = _shipped(PRESETS, tmp_path / "adapters")
+    assert preset.name == "tiny-grpo" and preset.assist == "none" and preset.gguf == PRESETS["qwen2.5-coder-0.5b"].gguf
+    assert preset.episode.max_rounds == 3 and preset.episode.max_turn_tokens == 320 and preset.sampling.temperature == 0.6
+    assert verified_adapter(preset.lora) == tmp_path / "adapters" / "tiny-grpo.gguf"
+    with (tmp_path / "adapters" / "tiny-grpo.gguf").open("r+b") as f:
+        f.seek(-1, 2)
+        f.write(b"\x01")
+    with pytest.raises(BackendError, match="not the one the preset was measured with"):
+        verified_adapter(preset.lora)
+    with pytest.raises(ConfigError, match="holds no LoRA adapters"):
+        ship_adapter(run, 8, "tiny-grpo", base="qwen2.5-coder-0.5b", dest=tmp_path / "adapters")

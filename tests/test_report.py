@@ -128,15 +128,17 @@ def test_model_text_is_shown_as_text_never_run(runs: tuple[Path, Path, Path], br
 
 def write_telemetry(path: Path, steps: int, torn: bool = False) -> None:
     path.mkdir(parents=True, exist_ok=True)
-    lines = []
+    # step 0: the trainer's starting evaluation, alone on its row
+    lines = [json.dumps({"step": 0, "eval/official": 0.2, "eval/strict": 0.2, "eval/executable": 0.5})]
     for step in range(1, steps + 1):
         t = step / steps
         lines.append(json.dumps({
             "step": step,
             "outcome/equivalent": 0.1 + 0.4 * t, "outcome/executable": 0.3, "outcome/parsable": 0.1,
             "outcome/invalid": 0.5 - 0.4 * t, "episode/rounds": 3 + 3 * t, "episode/tool_calls": 5 + 10 * t,
-            "reward/mean": 0.5 + t, "kl": 0.001,
-            **({"eval/official": 0.2 + 0.3 * t, "eval/strict": 0.2 + 0.2 * t} if step % 10 == 0 else {}),
+            "episode/submit_rate": 0.4 + 0.5 * t, "reward/mean": 0.5 + t, "kl": 0.001, "kl_coef": 0.01,
+            "time/rollout_s": 300.0, "time/update_s": 200.0,
+            **({"eval/official": 0.2 + 0.3 * t, "eval/strict": 0.2 + 0.2 * t, "eval/executable": 0.6} if step % 10 == 0 else {}),
         }))
     text = "\n".join(lines) + "\n"
     (path / "telemetry.jsonl").write_text(text + ('{"step": ' if torn else ""))
@@ -146,16 +148,18 @@ def test_training_dir_report(tmp_path: Path, browser: Browser) -> None:
     write_telemetry(tmp_path / "train", 40, torn=True)
     md_path, html_path = write_report([tmp_path / "train"], tmp_path / "train")
     text = md_path.read_text()
-    assert "## Training: train" in text and "40 steps" in text
-    # First window: steps 1-10 (a quarter of 40); equivalent share rises from ~0.155 to ~0.455.
+    assert "## Training: train" in text and "40 training steps, 5 held-out evaluations" in text
+    # First window: steps 1-10 (a quarter of 40; the step-0 evaluation is no training
+    # step); equivalent share rises from ~0.155 to ~0.455.
     first, last = [line for line in text.splitlines() if line.startswith("| steps ")]
     assert first.startswith("| steps 1–10 | 15.5% |") and last.startswith("| steps 31–40 | 45.5% |")
     page = html_path.read_text()
-    for chart in ("train-outcome-mix", "train-episode-shape", "train-reward", "train-eval"):
+    for chart in ("train-outcome-mix", "train-episode-shape", "train-submit", "train-reward", "train-kl", "train-time", "train-eval"):
         assert f'id="{chart}"' in page
     browser.open(html_path.as_uri())
-    # Four outcome lines, rounds and calls, reward, and held-out accuracy under two semantics.
-    assert browser.evaluate("document.querySelectorAll('.training svg polyline').length") == 4 + 2 + 1 + 2
+    # Four outcome lines, rounds and calls, submit rate, reward, KL and its coefficient,
+    # rollout and update seconds, and held-out accuracy (official, strict, executes).
+    assert browser.evaluate("document.querySelectorAll('.training svg polyline').length") == 4 + 2 + 1 + 1 + 2 + 2 + 3
     assert browser.js_errors() == []
 
 
@@ -187,7 +191,7 @@ def test_reads_what_the_trainer_writes(tmp_path: Path) -> None:
         })
     telemetry.close()
     md_path, html_path = write_report([tmp_path / "train"], tmp_path / "out")
-    assert "3 steps of telemetry" in md_path.read_text()
+    assert "3 training steps, 1 held-out evaluation" in md_path.read_text()
     page = html_path.read_text()
     assert all(f'id="{c}"' in page for c in ("train-outcome-mix", "train-episode-shape", "train-reward", "train-eval"))
 

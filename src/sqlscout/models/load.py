@@ -19,7 +19,7 @@ from sqlscout.backends.base import Backend, SamplingParams
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.errors import BackendError, ConfigError
 from sqlscout.models.fetch import Progress, default_cache_dir, fetch_gguf
-from sqlscout.models.presets import PRESETS, Preset, get_preset
+from sqlscout.models.presets import PRESETS, LoraAdapter, Preset, get_preset
 
 __all__ = ["BACKENDS", "ModelSpec", "load_backend", "model_defaults", "open_backend", "resolve_model"]
 
@@ -157,6 +157,10 @@ def load_backend(
     if chosen not in BACKENDS:
         raise ConfigError(f"unknown backend {chosen!r}; choose one of {', '.join(BACKENDS)}")
     location = spec.location
+    if spec.preset is not None and spec.preset.lora is not None:
+        if chosen != "llama-cpp":
+            raise ConfigError(f"{spec.preset.name} is a LoRA adapter that llama.cpp applies to its base model; use --backend llama-cpp")
+        options["lora"] = verified_adapter(spec.preset.lora)
     if spec.preset is not None and spec.preset.gguf is not None:
         location = str(fetch_gguf(spec.preset, _cache(cache_dir), progress=progress))
     elif spec.preset is not None and spec.preset.hub_id is not None:
@@ -165,6 +169,18 @@ def load_backend(
     if loader is None:
         raise ConfigError(f"the {chosen} backend cannot be built from a model name; construct it directly")
     return loader(location, spec, options)
+
+
+def verified_adapter(adapter: LoraAdapter) -> Path:
+    """The shipped adapter's path, once its size and SHA-256 are the preset's."""
+    import hashlib
+
+    path = adapter.path
+    if not path.is_file():
+        raise BackendError(f"the LoRA adapter {path} is missing from this install; reinstall sqlscout")
+    if path.stat().st_size != adapter.size or hashlib.sha256(path.read_bytes()).hexdigest() != adapter.sha256:
+        raise BackendError(f"the LoRA adapter {path} is not the one the preset was measured with (size or SHA-256 differs); reinstall sqlscout")
+    return path
 
 
 def _cache(cache_dir: Path | None) -> Path:

@@ -15,13 +15,14 @@ local path, an http(s) URL of an OpenAI-compatible server, or a hub id
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 from sqlscout.backends.base import SamplingParams
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.prompts import SchemaMode
 from sqlscout.errors import ConfigError
 
-__all__ = ["PRESETS", "GgufParts", "Preset", "get_preset"]
+__all__ = ["PRESETS", "GgufParts", "LoraAdapter", "Preset", "get_preset"]
 
 
 @dataclass(frozen=True)
@@ -58,6 +59,34 @@ class GgufParts:
 
 
 @dataclass(frozen=True)
+class LoraAdapter:
+    """A GGUF LoRA adapter shipped inside the package (``sqlscout/models/adapters/``),
+    applied by llama.cpp on top of the preset's base GGUF at full scale.
+
+    Attributes:
+        filename: the file under ``sqlscout/models/adapters/``.
+        sha256: checksum of the file, checked before llama.cpp loads it.
+        size: byte size of the file.
+        trained: one line on where it comes from (the run, its step).
+        folder: where the file is (None: the package's ``models/adapters``).
+    """
+
+    filename: str
+    sha256: str
+    size: int
+    trained: str
+    folder: Path | None = None
+
+    def __post_init__(self) -> None:
+        if len(self.sha256) != 64:
+            raise ConfigError(f"LoraAdapter.sha256 must be 64 hex digits, got {self.sha256!r}")
+
+    @property
+    def path(self) -> Path:
+        return (self.folder or Path(__file__).parent / "adapters") / self.filename
+
+
+@dataclass(frozen=True)
 class Preset:
     """A named model with the settings it is meant to run with.
 
@@ -72,6 +101,8 @@ class Preset:
         assist: the profile of help it runs with by default (``none``: the plain
             protocol, for a model trained on it).
         licence: the upstream weights' licence (the part packages ship none).
+        lora: a LoRA adapter llama.cpp applies on top of ``gguf`` (a model sqlscout
+            trained, shipped in the package).
     """
 
     name: str
@@ -83,10 +114,13 @@ class Preset:
     episode: EpisodeConfig = field(default_factory=EpisodeConfig)
     assist: str = "none"
     licence: str = "Apache-2.0"
+    lora: LoraAdapter | None = None
 
     def __post_init__(self) -> None:
         if (self.hub_id is None) == (self.gguf is None):
             raise ConfigError(f"preset {self.name!r} needs exactly one of hub_id and gguf")
+        if self.lora is not None and (self.gguf is None or self.backend != "llama-cpp"):
+            raise ConfigError(f"preset {self.name!r}: a LoRA adapter is applied by llama.cpp to a GGUF preset")
 
 
 # Qwen2.5-Coder-Instruct does not think; a turn longer than this is a model that lost
@@ -140,6 +174,36 @@ PRESETS: dict[str, Preset] = {
         ),
     ]
 }
+
+
+def _shipped(base: dict[str, Preset], folder: Path) -> list[Preset]:
+    """A preset for every trained adapter shipped in ``folder`` (the manifests
+    :func:`sqlscout.train.ship.ship_adapter` writes): the base preset's GGUF with the
+    adapter, the episode and sampling settings it was trained with, the plain protocol."""
+    import json
+
+    presets = []
+    for manifest in sorted(folder.glob("*.json")):
+        m = json.loads(manifest.read_text(encoding="utf-8"))
+        parent = base[m["base"]]
+        episode = EpisodeConfig(**{**m["episode"], "schema": SchemaMode(m["episode"]["schema"])})
+        presets.append(
+            Preset(
+                name=m["name"],
+                description=f"{parent.name} trained by sqlscout: {m['trained']}; the plain agent",
+                backend="llama-cpp",
+                gguf=parent.gguf,
+                sampling=SamplingParams(**m["sampling"]),
+                episode=episode,
+                assist="none",
+                licence=parent.licence,
+                lora=LoraAdapter(filename=m["filename"], sha256=m["sha256"], size=m["size"], trained=m["trained"], folder=folder),
+            )
+        )
+    return presets
+
+
+PRESETS.update({p.name: p for p in _shipped(PRESETS, Path(__file__).parent / "adapters")})
 
 
 def get_preset(name: str) -> Preset:

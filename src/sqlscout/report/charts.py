@@ -2,8 +2,9 @@
 
 Evaluation runs: accuracy by difficulty, by schema condition and by phrasing, the
 outcome mix, and histograms of rounds and tool calls per episode — every run a series,
-so several runs compare side by side. Training runs: outcome mix, episode shape and
-reward over steps (the plots of the SQaLe paper).
+so several runs compare side by side. Training runs: outcome mix, episode shape, submit
+rate, reward, KL and step time over steps (the plots of the SQaLe paper), and held-out
+accuracy over the evaluated steps.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from sqlscout.evaluation.metrics import OUTCOMES, Accuracy
 from sqlscout.report.runs import EvalRun, TrainRun
 from sqlscout.report.svg import OUTCOME_COLOURS, bar_chart, line_chart, stacked_shares
 
-__all__ = ["eval_charts", "train_charts"]
+__all__ = ["eval_charts", "train_charts", "training_steps"]
 
 CALL_BINS = 16  # tool-call histogram: 0..15 and "16+"
 
@@ -76,10 +77,29 @@ def _column(steps: list[dict[str, Any]], key: str) -> list[float | None]:
     return [float(s[key]) if isinstance(s.get(key), (int, float)) else None for s in steps]
 
 
+def training_steps(run: TrainRun) -> list[dict[str, Any]]:
+    """The rows of training steps (a run's step-0 row holds only its starting evaluation)."""
+    return [s for s in run.steps if any(not k.startswith("eval/") and k != "step" for k in s)]  # as TrainRun.describe counts
+
+
 def train_charts(run: TrainRun) -> list[tuple[str, str]]:
-    steps = run.steps
-    if not steps:
-        return []
+    """Outcome mix, episode shape, submit rate, reward, KL and seconds per step over the
+    training steps; held-out accuracy over the evaluated ones (step 0 included)."""
+    steps = training_steps(run)
+    charts = _step_charts(run.name, steps) if steps else []
+    # Periodic held-out evaluation (the trainer logs eval/* on the steps where it ran).
+    evaluated = [s for s in run.steps if isinstance(s.get("eval/official"), (int, float))]
+    if evaluated:
+        eval_xs = [float(s["step"]) for s in evaluated]
+        series = [
+            ("official", _column(evaluated, "eval/official")), ("strict", _column(evaluated, "eval/strict")),
+            ("executes", _column(evaluated, "eval/executable")),
+        ]  # fmt: skip
+        charts.append(("train-eval", line_chart(f"{run.name}: held-out execution accuracy", eval_xs, series, percent=True)))
+    return charts
+
+
+def _step_charts(name: str, steps: list[dict[str, Any]]) -> list[tuple[str, str]]:
     xs = [float(s["step"]) for s in steps]
     charts: list[tuple[str, str]] = []
     outcome_series = [(o, _column(steps, f"outcome/{o}")) for o in OUTCOMES]
@@ -88,21 +108,23 @@ def train_charts(run: TrainRun) -> list[tuple[str, str]]:
             (
                 "train-outcome-mix",
                 line_chart(
-                    f"{run.name}: outcome mix over training", xs, outcome_series, percent=True,
+                    f"{name}: outcome mix over training", xs, outcome_series, percent=True,
                     colours=[OUTCOME_COLOURS[o] for o in OUTCOMES],
                 ),
             )
         )
     shape = [("rounds per episode", _column(steps, "episode/rounds")), ("tool calls per episode", _column(steps, "episode/tool_calls"))]
     if any(v is not None for _, vs in shape for v in vs):
-        charts.append(("train-episode-shape", line_chart(f"{run.name}: episode shape over training", xs, shape)))
-    reward = [("reward mean", _column(steps, "reward/mean"))]
-    if any(v is not None for v in reward[0][1]):
-        charts.append(("train-reward", line_chart(f"{run.name}: mean reward", xs, reward)))
-    # Periodic held-out evaluation (the trainer logs eval/* on the steps where it ran).
-    evaluated = [s for s in steps if isinstance(s.get("eval/official"), (int, float))]
-    if evaluated:
-        eval_xs = [float(s["step"]) for s in evaluated]
-        series = [("official", _column(evaluated, "eval/official")), ("strict", _column(evaluated, "eval/strict"))]
-        charts.append(("train-eval", line_chart(f"{run.name}: held-out execution accuracy", eval_xs, series, percent=True)))
+        charts.append(("train-episode-shape", line_chart(f"{name}: episode shape over training", xs, shape)))
+    more = [
+        ("train-submit", f"{name}: episodes that submitted", [("submit rate", _column(steps, "episode/submit_rate"))], True),
+        ("train-reward", f"{name}: mean reward", [("reward mean", _column(steps, "reward/mean"))], False),
+        ("train-kl", f"{name}: KL to the starting policy (k3 per token) and its coefficient",
+         [("KL", _column(steps, "kl")), ("KL coefficient", _column(steps, "kl_coef"))], False),
+        ("train-time", f"{name}: seconds per step",
+         [("rollout", _column(steps, "time/rollout_s")), ("update", _column(steps, "time/update_s"))], False),
+    ]  # fmt: skip
+    for chart_id, title, series, percent in more:
+        if any(v is not None for _, vs in series for v in vs):
+            charts.append((chart_id, line_chart(title, xs, series, percent=percent)))
     return charts

@@ -148,7 +148,7 @@ def _train_section(run: TrainRun) -> str:
         table = f'<table class="summary train-windows"><thead><tr><th>window</th>{head}</tr></thead><tbody>{rows}</tbody></table>'
     return (
         f'<section class="training"><h2>Training: {escape(run.name)}</h2>'
-        f'<p class="muted">{escape(str(run.path))} — {len(run.steps)} steps of telemetry</p>'
+        f'<p class="muted">{escape(str(run.path))} — {escape(run.describe())}</p>'
         f"{table}{_figures(train_charts(run))}</section>"
     )
 

@@ -28,12 +28,15 @@ def _grouped(runs: list[EvalRun], attribute: str, label: str) -> list[str]:
 
 def train_windows(run: TrainRun) -> list[tuple[str, dict[str, float | None]]]:
     """Means over the first and the last steps (up to 30 and 200, as the paper quotes them)."""
-    n = len(run.steps)
+    from sqlscout.report.charts import training_steps
+
+    steps = training_steps(run)
+    n = len(steps)
     if n == 0:
         return []
-    first = run.steps[: max(1, min(30, n // 4 or 1))]
-    last = run.steps[-max(1, min(200, n // 4 or 1)) :]
-    keys = [f"outcome/{o}" for o in OUTCOMES] + ["episode/rounds", "episode/tool_calls", "reward/mean"]
+    first = steps[: max(1, min(30, n // 4 or 1))]
+    last = steps[-max(1, min(200, n // 4 or 1)) :]
+    keys = [f"outcome/{o}" for o in OUTCOMES] + ["episode/rounds", "episode/tool_calls", "episode/submit_rate", "reward/mean", "kl"]
 
     def mean(rows: list[dict[str, Any]], key: str) -> float | None:
         values = [float(r[key]) for r in rows if isinstance(r.get(key), (int, float))]
@@ -44,7 +47,7 @@ def train_windows(run: TrainRun) -> list[tuple[str, dict[str, float | None]]]:
 
 
 def _train_section(run: TrainRun) -> list[str]:
-    lines = ["", f"## Training: {run.name}", "", f"`{run.path}` — {len(run.steps)} steps of telemetry."]
+    lines = ["", f"## Training: {run.name}", "", f"`{run.path}` — {run.describe()}."]
     windows = train_windows(run)
     if windows:
         header = ["window", *OUTCOMES, "rounds", "tool calls", "reward"]

@@ -48,6 +48,12 @@ class TrainRun:
     path: Path
     steps: list[dict[str, Any]] = field(default_factory=list)
 
+    def describe(self) -> str:
+        """``N training steps`` and how many held-out evaluations (step 0 included)."""
+        trained = sum(any(not k.startswith("eval/") and k != "step" for k in s) for s in self.steps)
+        evaluated = sum(isinstance(s.get("eval/official"), (int, float)) for s in self.steps)
+        return f"{trained} training steps" + (f", {evaluated} held-out evaluation{'s' * (evaluated != 1)}" if evaluated else "")
+
 
 def _unique_names(paths: list[Path]) -> list[str]:
     names = [p.resolve().name or str(p) for p in paths]

@@ -63,10 +63,10 @@ def export_lora_gguf(model: Any, path: Path, adapter: str = "default") -> Path:
     return write_lora_gguf(path, model_type, _alpha(config.lora_alpha, config.r, config.use_rslora), pairs)
 
 
-def checkpoint_lora_gguf(adapters: Path, path: Path, model_type: str) -> Path:
+def checkpoint_lora_gguf(adapters: Path, path: Path, model_type: str, *, dtype: str = "f32") -> Path:
     """Write the LoRA adapter a checkpoint saved (peft's ``adapter_model.safetensors`` and
-    ``adapter_config.json`` in ``adapters``) to ``path`` as a GGUF LoRA, without loading
-    the model it adapts."""
+    ``adapter_config.json`` in ``adapters``) to ``path`` as a GGUF LoRA (``dtype`` ``f32``
+    or ``f16``, half the size, for shipping), without loading the model it adapts."""
     import json
 
     from safetensors.torch import load_file
@@ -78,7 +78,7 @@ def checkpoint_lora_gguf(adapters: Path, path: Path, model_type: str) -> Path:
         for key, weight in sorted(state.items())
         if key.endswith(".lora_A.weight")
     ]
-    return write_lora_gguf(path, model_type, _alpha(config["lora_alpha"], config["r"], config.get("use_rslora", False)), pairs)
+    return write_lora_gguf(path, model_type, _alpha(config["lora_alpha"], config["r"], config.get("use_rslora", False)), pairs, dtype=dtype)
 
 
 def gguf_architecture(path: Path) -> str:
@@ -94,8 +94,10 @@ def _alpha(alpha: float, r: int, rslora: bool) -> float:
     return float(alpha) * (r**0.5 if rslora else 1.0)
 
 
-def write_lora_gguf(path: Path, model_type: str | None, alpha: float, pairs: Sequence[tuple[str, Any, Any]]) -> Path:
-    """Write (module name, A of shape (r, in), B of shape (out, r)) factors to ``path``.
+def write_lora_gguf(path: Path, model_type: str | None, alpha: float, pairs: Sequence[tuple[str, Any, Any]], *,
+                    dtype: str = "f32") -> Path:  # fmt: skip
+    """Write (module name, A of shape (r, in), B of shape (out, r)) factors to ``path``
+    as ``dtype`` (``f32`` or ``f16``).
 
     The file is written beside ``path`` first and moved into place, so a reader never
     sees half of it. Returns ``path``.
@@ -107,6 +109,9 @@ def write_lora_gguf(path: Path, model_type: str | None, alpha: float, pairs: Seq
         raise ConfigError(f"GGUF LoRA export supports {sorted(_ARCHITECTURES)} models, not {model_type!r}")
     if not pairs:
         raise ConfigError("the policy has no LoRA adapters to write; enable model.lora")
+    if dtype not in ("f32", "f16"):
+        raise ConfigError(f"a GGUF LoRA is written as f32 or f16, not {dtype!r}")
+    numpy_dtype = np.float16 if dtype == "f16" else np.float32
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_name(path.name + ".partial")
@@ -118,7 +123,7 @@ def write_lora_gguf(path: Path, model_type: str | None, alpha: float, pairs: Seq
         base = lora_tensor_name(name)
         for suffix, weight in (("lora_a", a), ("lora_b", b)):
             array = weight.detach().float().cpu().numpy() if hasattr(weight, "detach") else np.asarray(weight)
-            writer.add_tensor(f"{base}.{suffix}", np.ascontiguousarray(array, dtype=np.float32))
+            writer.add_tensor(f"{base}.{suffix}", np.ascontiguousarray(array, dtype=numpy_dtype))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()

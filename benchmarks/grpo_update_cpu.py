@@ -1,0 +1,100 @@
+"""What one GRPO update costs on the real 0.5B model on a CPU, with and without sharing a
+group's prompt (``optim.share_prefix``), on the same real episodes in the same run.
+
+It rolls out ``--questions`` training questions x ``--group-size`` episodes of the issue-38
+config (``configs/grpo-cpu-qwen2.5-coder-0.5b.yaml``: Qwen2.5-Coder-0.5B-Instruct, LoRA
+r 16, llama.cpp sampling the GGUF, the plain protocol), then times the update over all of
+those episodes (every group, so both variants do the same work whatever the rewards)
+alternately without and with prefix sharing, ``--reps`` times each, and prints the
+medians and their ratio. The KL term (the adapters-off reference) is on, as in the run.
+
+    python benchmarks/grpo_update_cpu.py --questions 4 --group-size 4 --reps 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "src"))
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--config", type=Path, default=ROOT / "configs" / "grpo-cpu-qwen2.5-coder-0.5b.yaml")
+    p.add_argument("--questions", type=int, default=4)
+    p.add_argument("--group-size", type=int, default=4)
+    p.add_argument("--reps", type=int, default=2)
+    p.add_argument("--seed", type=int, default=1)
+    args = p.parse_args()
+
+    import torch
+
+    from sqlscout.models import open_backend
+    from sqlscout.runner import Runner
+    from sqlscout.scoring.gold import GoldResults
+    from sqlscout.train.config import load_config
+    from sqlscout.train.logprobs import Truncation, can_share_prefix
+    from sqlscout.train.mask import train_sample
+    from sqlscout.train.model import build_policy
+    from sqlscout.train.optim import build_optimizer
+    from sqlscout.train.questions import load_questions
+    from sqlscout.train.rollout import collect_groups
+    from sqlscout.train.update import UpdateContext, grpo_update, micro_batches, prefix_batches
+
+    config = load_config(args.config)
+    policy = build_policy(config.model, kl_enabled=True, seed=config.seed)
+    pool = load_questions(config.data)
+    import random
+
+    tasks = random.Random(args.seed).sample(pool, args.questions)
+    rollout = config.rollout
+    gguf = str(Path(config.model.name_or_path).expanduser())
+    began = time.perf_counter()
+    with open_backend(gguf, "llama-cpp", episodes=min(rollout.max_batch, args.questions * args.group_size),
+                      token_budget=rollout.episode.token_budget) as backend, Runner(backend, rollout.runner_config(args.seed)) as runner:  # fmt: skip
+        groups = collect_groups(
+            runner, tasks, list(range(len(tasks))), group_size=args.group_size, seed=args.seed,
+            reward=config.reward.build(), scale_by_std=False, gold=GoldResults(),
+        )  # fmt: skip
+    rolled = time.perf_counter() - began
+    samples = [
+        train_sample(r.token_ids, r.segments, r.logprobs, 0.5 - (k % 2))  # every episode trained, both variants alike
+        for g in groups for k, r in enumerate(g.rollouts)
+    ]  # fmt: skip
+    tokens = sum(len(s.token_ids) for s in samples)
+    trained = sum(s.n_trained for s in samples)
+    max_tokens = config.optim.micro_batch_tokens
+    shared_tokens = sum(
+        prefix + len(group) * (max(len(samples[i].token_ids) for i in group) - prefix)
+        for group, prefix in prefix_batches(samples, max_tokens)
+    )  # fmt: skip
+    padded = sum(len(g) * max(len(samples[i].token_ids) for i in g) for g in micro_batches([len(s.token_ids) for s in samples], max_tokens))
+    assert can_share_prefix(policy.model)
+
+    temperature = config.loss.temperature or rollout.sampling.temperature
+    optimizer, scheduler = build_optimizer(policy.model.parameters(), config.optim, config.steps)
+    reference = policy.reference_fn(temperature)
+    truncation = Truncation(rollout.sampling.top_k, rollout.sampling.top_p)
+    times: dict[bool, list[float]] = {False: [], True: []}
+    for _ in range(args.reps):
+        for share in (False, True):
+            ctx = UpdateContext(policy.model, config.loss, temperature=temperature, kl_coef=0.01, reference=reference,
+                                pad_id=policy.pad_id, truncation=truncation, share_prefix=share)  # fmt: skip
+            t0 = time.perf_counter()
+            grpo_update(ctx, optimizer, scheduler, samples, config.optim)
+            times[share].append(time.perf_counter() - t0)
+            print(f"  share_prefix={share}: {times[share][-1]:.1f} s", flush=True)
+    whole, shared = statistics.median(times[False]), statistics.median(times[True])
+    print(f"episodes: {len(samples)} ({args.questions} questions x {args.group_size}); rollout {rolled:.0f} s")
+    print(f"tokens: {tokens} in all, {trained} trained; padded micro-batches {padded}, with the prompt shared {shared_tokens}")
+    print(f"torch threads {torch.get_num_threads()}; update, median of {args.reps}: whole episodes {whole:.1f} s, "
+          f"prompt shared {shared:.1f} s; ratio {whole / shared:.2f}x")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""A trained LoRA checkpoint shipped as a model preset (``--model sqlscout-0.5b-grpo``).
+
+``ship_adapter`` writes the checkpoint's adapters as an f16 GGUF LoRA into the package
+(``sqlscout/models/adapters/NAME.gguf``) and beside it a manifest (``NAME.json``) with its
+SHA-256 and size, the run and step it comes from, the training config, the database split,
+the episode and sampling settings it was trained with (the preset's defaults), and
+whatever measured figures the caller passes. :mod:`sqlscout.models.presets` turns every
+manifest there into a preset on the base GGUF it names, with the plain protocol.
+
+    python -m sqlscout.train.ship runs/grpo-0.5b --step 40 --name sqlscout-0.5b-grpo
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+from pathlib import Path
+from typing import Any, Sequence
+
+from sqlscout.errors import ConfigError
+
+__all__ = ["ADAPTERS", "ship_adapter"]
+
+ADAPTERS = Path(__file__).resolve().parents[1] / "models" / "adapters"
+
+
+def ship_adapter(run: Path, step: int, name: str, *, base: str, dest: Path = ADAPTERS,
+                 measured: dict[str, Any] | None = None) -> Path:  # fmt: skip
+    """Write run ``run``'s checkpoint of ``step`` as preset ``name`` over base preset
+    ``base``; returns the manifest's path."""
+    from sqlscout.data.splits import SPIDER_DEV_REPORT, SPIDER_DEV_TUNE
+    from sqlscout.models.presets import get_preset
+    from sqlscout.train.config import config_to_dict, load_config
+    from sqlscout.train.gguf_lora import checkpoint_lora_gguf
+
+    run = Path(run)
+    model_dir = run / "checkpoints" / f"step-{step:06d}" / "model"
+    if not (model_dir / "adapter_config.json").is_file():
+        raise ConfigError(f"{model_dir} holds no LoRA adapters (adapter_config.json); give a step whose checkpoint is kept")
+    config = load_config(run / "config.yaml")
+    base_preset = get_preset(base)
+    if base_preset.gguf is None or Path(str(config.model.name_or_path)).name != base_preset.gguf.filename:
+        raise ConfigError(f"{run} trained {config.model.name_or_path}, not the {base} preset's GGUF")
+    dest.mkdir(parents=True, exist_ok=True)
+    adapter = checkpoint_lora_gguf(model_dir, dest / f"{name}.gguf", "qwen2", dtype="f16")
+    data = adapter.read_bytes()
+    resolved = config_to_dict(config)
+    manifest = {
+        "name": name,
+        "base": base,
+        "filename": adapter.name,
+        "sha256": hashlib.sha256(data).hexdigest(),
+        "size": len(data),
+        "trained": f"GRPO + LoRA r {config.model.lora.r}, step {step} of {run.name} ({config.data.benchmark} {config.data.split})",
+        "step": step,
+        "episode": resolved["rollout"]["episode"],
+        "sampling": {k: resolved["rollout"]["sampling"][k] for k in ("temperature", "top_p", "top_k")},
+        "split": {"train_databases": list(SPIDER_DEV_TUNE), "evaluation_databases": list(SPIDER_DEV_REPORT) + ["Spider-DK"]},
+        "measured": measured or {},
+        "config": resolved,
+    }
+    path = dest / f"{name}.json"
+    path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return path
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("run", type=Path, help="the training run directory")
+    p.add_argument("--step", type=int, required=True, help="the checkpoint's step")
+    p.add_argument("--name", default="sqlscout-0.5b-grpo")
+    p.add_argument("--base", default="qwen2.5-coder-0.5b", help="the preset whose GGUF the run trained on")
+    p.add_argument("--measured", type=Path, help="a JSON file of measured figures to record in the manifest")
+    args = p.parse_args(argv)
+    measured = json.loads(args.measured.read_text(encoding="utf-8")) if args.measured else None
+    print(ship_adapter(args.run, args.step, args.name, base=args.base, measured=measured))
+
+
+if __name__ == "__main__":
+    main()
