@@ -119,3 +119,43 @@ def test_parsable_means_sqlglot_parses_it_as_sqlite() -> None:
     assert not parses("Ada") and not parses("42") and not parses("x = 1") and not parses("*")
     assert parses("VALUES (1)") and parses("DELETE FROM t")  # statements, even if refused later
     assert not parses(None) and not parses("   ")
+
+
+MANY_ROWS = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 12000) SELECT i FROM n"
+
+
+def test_a_gold_query_is_held_to_the_scoring_row_cap_not_the_sandboxs(fixture_db: Database, tmp_path: Path) -> None:
+    """GoldResults passed no row cap, and execute_for_scoring took None as the sandbox's
+    interactive 10,000 rows: a gold of 12,000 rows was an error ("more than None rows")
+    while the same prediction ran, so eval and the trainer scored it wrong."""
+    from sqlscout.scoring.gold import GoldResults
+
+    gold, _ = GoldResults().get(fixture_db, MANY_ROWS)
+    assert gold.ok and len(gold.rows) == 12000
+    assert score_sql(fixture_db, MANY_ROWS, MANY_ROWS, gold=gold).verdict.official
+    assert execute_for_scoring(fixture_db, MANY_ROWS, max_rows=None, timeout_s=None).ok
+
+
+def test_a_result_past_the_size_cap_is_a_resource_limit_that_is_not_cached(tmp_path: Path) -> None:
+    import sqlite3
+
+    from sqlscout.env.sandbox import SandboxConfig
+    from sqlscout.scoring.result_cache import ResultCache
+
+    path = tmp_path / "one.sqlite"
+    with sqlite3.connect(path) as conn:
+        conn.execute("CREATE TABLE t (x)")
+    conn.close()
+    with Database(path, SandboxConfig(max_result_bytes=1_000_000, max_value_bytes=100_000)) as db:
+        big = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 50) SELECT zeroblob(90000) FROM n"
+        result = execute_for_scoring(db, big)
+        assert result.resource_limit and not result.ok and "larger than 1,000,000 bytes" in result.error
+        as_gold = score_sql(db, "SELECT 1", big).verdict
+        assert as_gold.resource_limit == "gold" and as_gold.to_dict()["resource_limit"] == "gold"
+        assert score_sql(db, big, "SELECT 1").verdict.resource_limit == "prediction"
+        assert "resource_limit" not in score_sql(db, "SELECT 1", "SELECT 1").verdict.to_dict()
+        assert Verdict.from_dict(as_gold.to_dict()) == as_gold
+    cache = ResultCache(tmp_path / "cache")
+    cache.put_many([("h", big, result), ("h", "SELECT 1", ExecResult(("1",), [(1,)]))])
+    fresh = ResultCache(tmp_path / "cache")
+    assert fresh.get("h", big) is None and fresh.get("h", "SELECT 1").ok

@@ -23,6 +23,11 @@ class QueryTimeout(QueryError):
     """A statement ran past its deadline and was interrupted inside SQLite."""
 
 
+class QueryTooLarge(QueryError):
+    """A statement's result, or the memory it took, passed the sandbox's caps (the
+    result-size cap counted while rows stream, or a query worker's memory cap)."""
+
+
 class QueryRefused(QueryError):
     """A statement was refused by the sandbox (a write, several statements, ...).
 

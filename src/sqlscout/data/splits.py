@@ -9,9 +9,12 @@ before this split were chosen on. Spider-DK's questions all run on reporting dat
 databases are those Spider-DK does not use, so that no Spider-DK question paraphrases a
 question rules were tuned on.
 
-Training (issue 38) reads none of Spider dev's databases: Spider's training databases
-are disjoint from dev by construction (:data:`SPIDER_DEV_DATABASES` lists what to keep
-out of any training set).
+Training (issue 38, ``configs/grpo-cpu-qwen2.5-coder-0.5b.yaml``) reads the tuning
+databases only (``dev-tune``: 316 human-written questions); its held-out curves and its
+reported figures come from the reporting databases and Spider-DK, so no evaluated
+database is ever trained on. Spider's 144 training databases are disjoint from dev by
+construction (:data:`SPIDER_DEV_DATABASES` lists what ``sqlscout questions`` keeps out
+when it writes questions for their gold SQL).
 
 >>> len(SPIDER_DEV_TUNE) + len(SPIDER_DEV_REPORT)
 20
@@ -84,7 +87,7 @@ CHOSEN_ON: frozenset[str] = frozenset(
 
 # The named splits of Spider dev, each with what it keeps.
 NAMED_SPLITS: dict[str, str] = {
-    "dev-tune": "Spider dev questions on the tuning databases (choose help and settings here)",
+    "dev-tune": "Spider dev questions on the tuning databases (choose help and settings here; GRPO trains here)",
     "dev-report": "Spider dev questions on the reporting databases, less the 100 chosen on before",
 }
 

@@ -40,7 +40,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from sqlscout.env.sandbox import Database, QueryResult, SandboxConfig
-from sqlscout.errors import ConfigError, DatabaseError, QueryError, QueryRefused, QueryTimeout
+from sqlscout.errors import ConfigError, DatabaseError, QueryError, QueryRefused, QueryTimeout, QueryTooLarge
 
 __all__ = ["DEFAULT_MEMORY_MB", "IsolatedDatabase", "OUT_OF_MEMORY"]
 
@@ -49,7 +49,8 @@ __all__ = ["DEFAULT_MEMORY_MB", "IsolatedDatabase", "OUT_OF_MEMORY"]
 DEFAULT_MEMORY_MB = 1_024
 OUT_OF_MEMORY = "SQL error: the query needed more memory than the sandbox allows ({mb:,} MB); select fewer rows or smaller values."
 _ERRORS: dict[str, type[Exception]] = {
-    "QueryError": QueryError, "QueryTimeout": QueryTimeout, "QueryRefused": QueryRefused, "DatabaseError": DatabaseError,
+    "QueryError": QueryError, "QueryTimeout": QueryTimeout, "QueryRefused": QueryRefused, "QueryTooLarge": QueryTooLarge,
+    "DatabaseError": DatabaseError,
 }  # fmt: skip
 
 
@@ -83,11 +84,11 @@ def _serve(conn: Connection) -> None:
         except QueryError as exc:
             reply = (type(exc).__name__ if type(exc).__name__ in _ERRORS else "QueryError", str(exc))
         except MemoryError:
-            reply = ("QueryError", OUT_OF_MEMORY.format(mb=memory_mb))
+            reply = ("QueryTooLarge", OUT_OF_MEMORY.format(mb=memory_mb))
         try:
             conn.send(reply)
         except MemoryError:  # the result fit in memory but its pickle did not
-            conn.send(("QueryError", OUT_OF_MEMORY.format(mb=memory_mb)))
+            conn.send(("QueryTooLarge", OUT_OF_MEMORY.format(mb=memory_mb)))
 
 
 class _Worker:
@@ -183,7 +184,7 @@ class IsolatedDatabase(Database):
                 reply = worker.conn.recv() if ready else None
             except (EOFError, OSError):  # the worker died: killed by the memory cap, or worse
                 self._discard(worker)
-                raise QueryError(OUT_OF_MEMORY.format(mb=self.memory_mb)) from None
+                raise QueryTooLarge(OUT_OF_MEMORY.format(mb=self.memory_mb)) from None
             if reply is None:
                 self._discard(worker)  # still inside one call: SIGKILL is the only way out
                 raise QueryTimeout(

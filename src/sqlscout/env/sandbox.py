@@ -47,7 +47,7 @@ from typing import Any, Iterator
 from sqlscout.env.bounded_functions import BoundedFunctions
 from sqlscout.env.readonly import SKIPPABLE, WRITE_VERBS, authorize, describe_error, leading_verb, refusal
 from sqlscout.env.schema import Schema, quote_identifier, read_schema
-from sqlscout.errors import DatabaseError, QueryError, QueryRefused, QueryTimeout
+from sqlscout.errors import DatabaseError, QueryError, QueryRefused, QueryTimeout, QueryTooLarge
 
 __all__ = ["Database", "QueryResult", "SandboxConfig", "TurnClock", "file_sha256"]
 
@@ -507,7 +507,7 @@ class Database(TurnClock):
             # The values' serialised size, measured in C (a third of a Python loop's cost).
             budget -= len(marshal.dumps(batch))
             if budget < 0:
-                raise QueryError(
+                raise QueryTooLarge(
                     f"SQL error: the result is larger than {self.config.max_result_bytes:,} bytes; "
                     "select fewer rows or smaller values."
                 )

@@ -21,7 +21,8 @@ and whether SQL that did not run parses (the *parsable* tier, kept by sqlglot's
 version): both are sqlglot's answers, and asking sqlglot means importing it (a sixth
 of a second), so a run whose answers are all here never loads it.
 
-Not cached: a query that timed out (a longer deadline may finish it), and a query whose
+Not cached: a query that timed out (a longer deadline may finish it), one that passed a
+cap on result size or memory (caps are settings), and a query whose
 result may change between runs on the same bytes (``random()``, ``'now'``,
 ``CURRENT_TIMESTAMP``...). Content hashes of database files are remembered by (path,
 size, mtime), so a large database is read through once, not on every run.
@@ -51,7 +52,7 @@ from sqlscout.scoring.verdict import ExecResult
 
 __all__ = ["SPILL_CELLS", "ResultBundle", "ResultCache", "cacheable"]
 
-_FORMAT = 3
+_FORMAT = 4  # 4: gold results under the scoring row cap (3 held some under the sandbox's 10,000)
 # A result with more cells gets a file of its own. It bounds what a database's file
 # holds per query, so the file stays quick to read and to rewrite (sqlscout eval adds
 # gold results one by one, rewriting it each time).
@@ -236,7 +237,7 @@ class ResultBundle:
 
     def put(self, sql: str, result: ExecResult) -> None:
         """Keep ``result`` (written at the next :meth:`flush`), unless it must not be cached."""
-        if result.timed_out or not cacheable(sql):
+        if result.timed_out or result.resource_limit or not cacheable(sql):
             return
         entry: _Entry = (tuple(result.columns), result.rows, result.error)
         rows = result.rows or ()

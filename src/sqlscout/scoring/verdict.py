@@ -13,7 +13,7 @@ from dataclasses import asdict, dataclass
 from enum import Enum
 from typing import Any
 
-from sqlscout.errors import REFUSED, QueryError, QueryTimeout
+from sqlscout.errors import REFUSED, QueryError, QueryTimeout, QueryTooLarge
 from sqlscout.env.sandbox import Database
 from sqlscout.scoring.compare import ComparisonTimeout, Row, Semantics, match_all, test_suite_match
 from sqlscout.scoring.parsing import statement_parses
@@ -49,6 +49,7 @@ class ExecResult:
     error: str | None = None
     timed_out: bool = False
     elapsed_s: float = 0.0
+    resource_limit: bool = False  # the error is a cap on result size or memory (never cached: caps are settings)
 
     @property
     def ok(self) -> bool:
@@ -92,19 +93,25 @@ def has_statement(sql: str | None) -> bool:
 
 
 def execute_for_scoring(
-    db: Database, sql: str | None, *, timeout_s: float = SCORING_TIMEOUT_S, max_rows: int = SCORING_MAX_ROWS
+    db: Database, sql: str | None, *, timeout_s: float | None = SCORING_TIMEOUT_S, max_rows: int | None = SCORING_MAX_ROWS
 ) -> ExecResult:
-    """Run ``sql`` to completion (up to ``max_rows``); never raises for bad SQL."""
+    """Run ``sql`` to completion (up to ``max_rows``); never raises for bad SQL. None
+    takes the scoring defaults (never the sandbox's interactive limits: a gold query
+    and a prediction are held to the same ones)."""
+    timeout_s = SCORING_TIMEOUT_S if timeout_s is None else timeout_s
+    max_rows = SCORING_MAX_ROWS if max_rows is None else max_rows
     if not has_statement(sql):
         return ExecResult(error="no SQL statement")
     try:
         result = db.execute(sql, timeout_s=timeout_s, max_rows=max_rows)
     except QueryTimeout as exc:
         return ExecResult(error=str(exc), timed_out=True)
+    except QueryTooLarge as exc:
+        return ExecResult(error=str(exc), resource_limit=True)
     except QueryError as exc:
         return ExecResult(error=str(exc))
     if result.truncated:
-        return ExecResult(error=f"result has more than {max_rows} rows", elapsed_s=result.elapsed_s)
+        return ExecResult(error=f"result has more than {max_rows:,} rows", elapsed_s=result.elapsed_s)
     return ExecResult(result.columns, result.rows, elapsed_s=result.elapsed_s)
 
 
@@ -136,12 +143,17 @@ class Verdict:
     pred_rows: int | None = None
     gold_rows: int | None = None
     test_suite: bool | None = None  # decided only when scored under that semantics (None: not asked)
+    resource_limit: str | None = None  # "gold" or "prediction": its result passed a size or memory cap
+
 
     def correct(self, semantics: Semantics | str = Semantics.OFFICIAL) -> bool:
         return bool(getattr(self, Semantics(semantics).field))
 
     def to_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "outcome": self.outcome.value}
+        data = {**asdict(self), "outcome": self.outcome.value}
+        if data["resource_limit"] is None:  # records stay as they were where no cap was met
+            del data["resource_limit"]
+        return data
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Verdict:
@@ -230,6 +242,7 @@ def score_sql(
         pred_rows=len(pred.rows) if pred.rows is not None else None,
         gold_rows=len(gold.rows) if gold.rows is not None else None,
         test_suite=test_suite,
+        resource_limit="gold" if gold.resource_limit else "prediction" if pred.resource_limit else None,
     )
     return Scored(verdict, pred, gold)
 
