@@ -25,6 +25,7 @@ from sqlscout.evaluation.batch_score import (
 from sqlscout.evaluation.perturb import perturb
 from sqlscout.scoring.parse_helper import ParseHelper, _kill, _waited
 from sqlscout.scoring.parsing import order_by_parsed, statement_parses
+from sqlscout.scoring.verdict import execute_for_scoring, parsed_by_engine, parses
 
 ODD = [
     "SELECT 1", "SELEC name FROM singer", "Ada", "5", "x = 1", "SELECT 1; SELECT 2", "SELECT a FROM t -- c\n",
@@ -179,10 +180,41 @@ def test_every_answer_of_a_cold_run_is_in_the_cache_after_it(spider_dev, tmp_pat
     cache, version = ResultCache(tmp_path), parser_version()
     failed = [(p, v) for p, v in zip(predictions, run.verdicts) if v.outcome.value in ("parsable", "invalid")]
     assert len(failed) > 20
+    asked = 0
     for prediction, verdict in failed:
         bundle = cache.results(cache.database_hash(prediction.task.db_path))
-        assert bundle.get(prediction.sql or "") is not None  # its result (an error) is cached
-        if verdict.pred_error != "no SQL statement" and not (verdict.pred_error or "").startswith("Refused"):
+        result = bundle.get(prediction.sql or "")
+        assert result is not None  # its result (an error) is cached
+        if parsed_by_engine(result) is None and not result.refused:  # SQLite's parser said no: sqlglot was asked
+            asked += 1
             assert bundle.parsed(prediction.sql or "", version) == (verdict.outcome.value == "parsable")
+    assert asked > 10
     again = score_predictions(predictions, config)
     assert again.verdicts == run.verdicts and again.gold_runs == 0 and again.pred_cache_hits > 0
+
+
+def test_sqlite_decides_the_parsable_tier_as_sqlglot_would_where_its_parser_accepted(spider_dev):
+    """A prediction SQLite parsed but could not run (a missing name, a misuse) is
+    parsable without asking sqlglot; one its parser refused goes to sqlglot. On perturbed
+    Spider dev predictions the engine's answers equal sqlglot's wherever it gives one."""
+    from sqlscout.env.sandbox import Database
+
+    databases: dict = {}
+    decided = agreed = undecided = 0
+    try:
+        for i, task in enumerate(spider_dev[:600]):
+            sql = perturb(task.gold_sql or "", i)
+            db = databases.get(task.db_path) or databases.setdefault(task.db_path, Database(task.db_path))
+            result = execute_for_scoring(db, sql)
+            if result.ok or result.refused:
+                continue
+            engine = parsed_by_engine(result)
+            if engine is None:
+                undecided += 1
+                continue
+            decided += 1
+            agreed += engine == parses(sql)
+    finally:
+        for db in databases.values():
+            db.close()
+    assert decided > 30 and undecided > 30 and agreed == decided

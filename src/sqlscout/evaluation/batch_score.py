@@ -49,7 +49,7 @@ from sqlscout.scoring import ExecResult, Semantics, Verdict, execute_for_scoring
 from sqlscout.scoring.gold import GoldResults
 from sqlscout.scoring.compare import order_by_from_text
 from sqlscout.scoring.parsing import parser_version
-from sqlscout.scoring.verdict import SCORING_MAX_ROWS, SCORING_TIMEOUT_S, parses
+from sqlscout.scoring.verdict import SCORING_MAX_ROWS, SCORING_TIMEOUT_S, parsed_by_engine, parses
 from sqlscout.evaluation.unparsed import MEMO_CELLS, STAGE_CELLS, Judged, Staged, Unparsed, result_cells
 from sqlscout.env.task import Task
 
@@ -413,8 +413,10 @@ class _DatabaseScorer:
         for entry in staged:
             pred, gold, order = entry[4], entry[3], entry[6]
             if not pred.ok:
-                known = self._parsed(entry[1])
-                if known is not None:  # sqlglot's answer, from the cache
+                known = parsed_by_engine(pred)  # the database's own parser, when it says
+                if known is None:
+                    known = self._parsed(entry[1])
+                if known is not None:  # the database's answer, or sqlglot's from the cache
                     out.append(_judge(entry, known, config=config))
                     continue
                 if unparsed.add(entry, self.bundle):

@@ -18,7 +18,7 @@ from sqlscout.env.sandbox import Database
 from sqlscout.scoring.compare import ComparisonTimeout, Row, Semantics, match_all, test_suite_match
 from sqlscout.scoring.parsing import statement_parses
 
-__all__ = ["ExecResult", "Outcome", "Scored", "Verdict", "execute_for_scoring", "has_statement", "parses", "score_sql"]
+__all__ = ["ExecResult", "Outcome", "Scored", "Verdict", "execute_for_scoring", "has_statement", "parsed_by_engine", "parses", "score_sql"]
 
 SCORING_TIMEOUT_S = 30.0
 SCORING_MAX_ROWS = 1_000_000
@@ -92,6 +92,9 @@ def has_statement(sql: str | None) -> bool:
     return False
 
 
+NO_STATEMENT = "no SQL statement"
+
+
 def execute_for_scoring(
     db: Database, sql: str | None, *, timeout_s: float | None = SCORING_TIMEOUT_S, max_rows: int | None = SCORING_MAX_ROWS
 ) -> ExecResult:
@@ -101,7 +104,7 @@ def execute_for_scoring(
     timeout_s = SCORING_TIMEOUT_S if timeout_s is None else timeout_s
     max_rows = SCORING_MAX_ROWS if max_rows is None else max_rows
     if not has_statement(sql):
-        return ExecResult(error="no SQL statement")
+        return ExecResult(error=NO_STATEMENT)
     try:
         result = db.execute(sql, timeout_s=timeout_s, max_rows=max_rows)
     except QueryTimeout as exc:
@@ -128,6 +131,35 @@ def parses(sql: str | None) -> bool:
     if not has_statement(sql):  # sqlglot makes a tree of some comments and a ';'
         return False
     return statement_parses(sql)  # type: ignore[arg-type]
+
+
+# What SQLite says when its parser rejects a statement (past that point, a failure is about
+# names, types or limits, and the statement parsed).
+_SYNTAX_ERRORS = ("syntax error", "incomplete input", "unrecognized token", "parser stack overflow", "not valid text")
+
+
+def parsed_by_engine(pred: ExecResult) -> bool | None:
+    """The parsable tier from how the prediction failed, without sqlglot: True when the
+    database's parser accepted the statement and it failed after (a missing table or
+    column, a misused aggregate, a timeout, a cap), False when there is no statement;
+    None when the parser rejected it, which sqlglot then decides (it reads dialects
+    SQLite does not), or when nothing failed.
+
+    >>> parsed_by_engine(ExecResult(error="SQL error: no such column: x")), parsed_by_engine(ExecResult(error='SQL error: near "SELEC": syntax error'))
+    (True, None)
+    >>> parsed_by_engine(ExecResult(error="no SQL statement")), parsed_by_engine(ExecResult(error="Query timed out", timed_out=True))
+    (False, True)
+    """
+    if pred.ok or pred.error is None:
+        return None
+    if pred.timed_out or pred.resource_limit:
+        return True
+    if pred.error == NO_STATEMENT:
+        return False
+    lowered = pred.error.lower()
+    if pred.refused or not lowered.startswith("sql error:") or any(e in lowered for e in _SYNTAX_ERRORS):
+        return None
+    return True
 
 
 @dataclass(frozen=True)
@@ -231,6 +263,8 @@ def score_sql(
         # with no answer at all, never above it (a policy must not learn to try one).
         outcome = Outcome.INVALID
     else:
+        if parsable is None:
+            parsable = parsed_by_engine(pred)
         outcome = Outcome.PARSABLE if (parses(pred_sql) if parsable is None else parsable) else Outcome.INVALID
     verdict = Verdict(
         outcome=outcome,
