@@ -189,6 +189,34 @@ def test_a_snapshot_reads_one_version_of_the_file_and_ends_cleanly(make_db) -> N
     writer.close()
 
 
+def test_a_table_whose_name_is_not_utf8_is_addressed_by_its_listed_escaped_form(tmp_path: Path) -> None:
+    """A name stored as bytes that are not UTF-8 (``caf`` + 0xE9, Latin-1) was listed as
+    ``caf\ufffd`` and no tool could name it; it is now listed escaped (``caf\\xe9``) and
+    every tool takes that name, over an in-memory copy (the file is not written)."""
+    path = tmp_path / "latin1.sqlite"
+    conn = sqlite3.connect(path)
+    conn.executescript("CREATE TABLE cafx(a INTEGER, b TEXT); INSERT INTO cafx VALUES (1, 'x'), (2, 'y');"
+                       "CREATE INDEX cafx_a ON cafx(a); CREATE VIEW v AS SELECT a FROM cafx;")  # fmt: skip
+    conn.execute("PRAGMA writable_schema = ON")
+    cafe = "CAST(x'22636166e922' AS TEXT)"  # "caf" + 0xE9 in double quotes
+    conn.execute(f"UPDATE sqlite_master SET name = CAST(x'636166e9' AS TEXT), tbl_name = CAST(x'636166e9' AS TEXT), "
+                 f"sql = 'CREATE TABLE ' || {cafe} || '(a INTEGER, b TEXT)' WHERE name = 'cafx'")  # fmt: skip
+    conn.execute(f"UPDATE sqlite_master SET tbl_name = CAST(x'636166e9' AS TEXT), sql = 'CREATE INDEX cafx_a ON ' || {cafe} || '(a)' "
+                 "WHERE name = 'cafx_a'")  # fmt: skip
+    conn.execute(f"UPDATE sqlite_master SET sql = 'CREATE VIEW v AS SELECT a FROM ' || {cafe} WHERE name = 'v'")
+    conn.commit()
+    conn.close()
+    before = path.read_bytes()
+    with Database(path) as db:
+        assert call_tool(db, "list_tables", {}).text.splitlines() == ["caf\\xe9", "v"]
+        assert "a INTEGER" in call_tool(db, "describe_table", {"table_name": "caf\\xe9"}).text
+        assert call_tool(db, "sample_rows", {"table_name": "caf\\xe9"}).text == "a | b\n1 | x\n2 | y"
+        assert call_tool(db, "run_query", {"sql": 'SELECT count(*) FROM "caf\\xe9" WHERE a > 0'}).text == "count(*)\n2"
+        assert call_tool(db, "run_query", {"sql": "SELECT sum(a) FROM v"}).text == "sum(a)\n3"
+        assert call_tool(db, "run_query", {"sql": "DELETE FROM \"caf\\xe9\""}).text.startswith("Error: Refused")
+    assert path.read_bytes() == before
+
+
 def test_a_user_table_named_sqlite_something_is_seen_by_every_tool(tmp_path: Path) -> None:
     """Once hidden from the schema tools (a prefix rule) yet readable by run_query."""
     path = tmp_path / "odd.sqlite"

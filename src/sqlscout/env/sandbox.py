@@ -247,6 +247,10 @@ class Database(TurnClock):
         self._schema: Schema | None = None
         self._hash: tuple[tuple[int, int], str] | None = None
         self._held = _ThreadState()
+        # The file's bytes with every name that is not UTF-8 escaped (None: none such,
+        # connections read the file itself); decided by the first connection.
+        self._image: bytes | None = None
+        self._names_checked = False
         # Fail now, with a clear message, if the file cannot be read at all.
         with self.connection() as conn:
             try:
@@ -415,6 +419,15 @@ class Database(TurnClock):
         uri = self.path.as_uri() + ("?mode=ro&immutable=1" if self.config.immutable else "?mode=ro")
         try:
             conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
+            if not self._names_checked:
+                with self._lock:
+                    if not self._names_checked:
+                        self._image = _escaped_image(conn, self.path)
+                        self._names_checked = True
+            if self._image is not None:
+                conn.close()
+                conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+                conn.deserialize(self._image)
         except sqlite3.Error as exc:
             raise DatabaseError(f"{self.path}: cannot open read-only ({exc})") from None
         conn.execute("PRAGMA query_only = ON")
@@ -514,6 +527,49 @@ class Database(TurnClock):
             rows += batch
             if len(batch) < wanted or len(rows) > cap:
                 return rows
+
+
+# Names that are not UTF-8 are escaped in an in-memory copy of databases up to this size;
+# in larger ones they stay listed with replacement characters.
+ESCAPED_COPY_MAX_BYTES = 512 * 1024 * 1024
+
+
+def _escaped_image(conn: sqlite3.Connection, path: Path) -> bytes | None:
+    """None when every name in the schema is UTF-8 (the usual case: one read of
+    ``sqlite_master``); else the database's bytes with each schema entry's name and SQL
+    decoded with backslash escapes (``caf\\xe9`` for the byte 0xE9), so that a table the
+    tools list is a table a query can name. The copy lives in memory; the file is never
+    written."""
+    conn.text_factory = bytes
+    try:
+        rows = conn.execute("SELECT rowid, name, tbl_name, sql FROM sqlite_master").fetchall()
+    finally:
+        conn.text_factory = str
+
+    def utf8(value: bytes | None) -> bool:
+        try:
+            value is None or value.decode("utf-8")
+        except UnicodeDecodeError:
+            return False
+        return True
+
+    if all(utf8(v) for row in rows for v in row[1:]) or path.stat().st_size > ESCAPED_COPY_MAX_BYTES:
+        return None
+
+    def escaped(value: bytes | None) -> str | None:
+        return None if value is None else value.decode("utf-8", "backslashreplace")
+
+    copy = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        copy.deserialize(conn.serialize())
+        copy.execute("PRAGMA writable_schema = ON")
+        for rowid, name, table, sql in rows:
+            copy.execute("UPDATE sqlite_master SET name = ?, tbl_name = ?, sql = ? WHERE rowid = ?",
+                         (escaped(name), escaped(table), escaped(sql), rowid))  # fmt: skip
+        copy.execute("PRAGMA writable_schema = OFF")
+        return copy.serialize()
+    finally:
+        copy.close()
 
 
 class _NeedsLossyDecoding(Exception):
