@@ -61,6 +61,9 @@ class OpenAIConfig:
         grammar_field: how a request's reply grammar (GBNF) is sent: ``grammar``
             (llama-server, llama-cpp-python), ``structured_outputs`` (vLLM >= 0.10's
             ``{"structured_outputs": {"grammar": ...}}``), or ``none`` (never sent).
+        probe_tokenizer: ask the server for a tokenize route at start (up to three
+            requests); off where the server is known to have none (verifiers' interception
+            relay), and token counts are then estimated, as after a probe that finds none.
     """
 
     base_url: str
@@ -74,6 +77,7 @@ class OpenAIConfig:
     backoff_s: float = 0.5
     sampling_extras: bool = True
     grammar_field: str = "grammar"
+    probe_tokenizer: bool = True
 
     def __post_init__(self) -> None:
         if not self.base_url.startswith(("http://", "https://")):
@@ -133,7 +137,7 @@ class OpenAIBackend(Backend):
         self._lock = threading.Lock()
         self._client = httpx.Client(timeout=self._timeout(), headers=self._headers())
         self.model = config.model or self._first_model()
-        self._tokenize_route = self._find_tokenizer()
+        self._tokenize_route = self._find_tokenizer() if config.probe_tokenizer else None
         self.counter = _ServerCounter(self) if self._tokenize_route else ApproxTokenCounter()
 
     # -- Backend interface -----------------------------------------------------------
