@@ -315,14 +315,21 @@ def _evaluate(config: TrainConfig, sampler: Sampler, held_out: list[Task], runne
     return metrics
 
 
+# Settings that split the same work differently without changing what is computed (the
+# update's gradient does not depend on micro-batching, a test checks it): a run may
+# continue with other values, e.g. a smaller micro-batch on a machine with less memory.
+RESUMABLE_CHANGES = frozenset({"optim.micro_batch_tokens", "rollout.tool_workers", "telemetry.progress", "checkpoint.keep"})
+
+
 def _check_same_run(out: Path, config: TrainConfig) -> None:
-    """Refuse to continue a run with different settings (only ``steps`` may change)."""
+    """Refuse to continue a run with different settings (``steps`` and the
+    :data:`RESUMABLE_CHANGES` may change)."""
     recorded = out / "config.yaml"
     if not recorded.exists():
         return
     before = config_to_dict(load_config(recorded).replace(steps=config.steps, out=config.out))
     now = config_to_dict(config)
-    changed = sorted(_differences(before, now))
+    changed = sorted(set(_differences(before, now)) - RESUMABLE_CHANGES)
     if changed:
         raise ConfigError(
             f"{out} holds a run started with other settings ({', '.join(changed)}); "
