@@ -16,7 +16,7 @@ from typing import Any
 
 from sqlscout.evaluation.record import EpisodeRecord
 from sqlscout.report.charts import eval_charts, train_charts
-from sqlscout.report.markdown import train_windows
+from sqlscout.report.markdown import WINDOW_COLUMNS, train_windows
 from sqlscout.report.runs import SUMMARY_ROWS, EvalRun, TrainRun, fmt, summary_cell
 
 __all__ = ["html_report", "viewer_data"]
@@ -136,13 +136,9 @@ def _train_section(run: TrainRun) -> str:
     windows = train_windows(run)
     table = ""
     if windows:
-        keys = ["outcome/equivalent", "outcome/executable", "outcome/parsable", "outcome/invalid"]
-        head = "".join(f"<th>{escape(k.split('/')[1])}</th>" for k in keys) + "<th>rounds</th><th>tool calls</th><th>reward</th>"
+        head = "".join(f"<th>{escape(header)}</th>" for header, _, _ in WINDOW_COLUMNS)
         rows = "".join(
-            f"<tr><td>{escape(name)}</td>"
-            + "".join(f"<td>{fmt(w[k])}</td>" for k in keys)
-            + f"<td>{fmt(w['episode/rounds'], 'number')}</td><td>{fmt(w['episode/tool_calls'], 'number')}</td>"
-            f"<td>{fmt(w['reward/mean'], 'number')}</td></tr>"
+            f"<tr><td>{escape(name)}</td>" + "".join(f"<td>{fmt(w[key], kind)}</td>" for _, key, kind in WINDOW_COLUMNS) + "</tr>"
             for name, w in windows
         )
         table = f'<table class="summary train-windows"><thead><tr><th>window</th>{head}</tr></thead><tbody>{rows}</tbody></table>'

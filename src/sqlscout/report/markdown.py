@@ -7,7 +7,7 @@ from typing import Any, Sequence
 from sqlscout.evaluation.metrics import OUTCOMES, Accuracy
 from sqlscout.report.runs import SUMMARY_ROWS, EvalRun, TrainRun, fmt, summary_cell
 
-__all__ = ["markdown_report", "train_windows"]
+__all__ = ["WINDOW_COLUMNS", "markdown_report", "train_windows"]
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -26,6 +26,14 @@ def _grouped(runs: list[EvalRun], attribute: str, label: str) -> list[str]:
     return ["", f"## Execution accuracy by {label}", "", *_table([label, *[r.name for r in runs]], rows)]
 
 
+# The columns of a training run's window table: (header, telemetry key, format).
+WINDOW_COLUMNS: list[tuple[str, str, str]] = [
+    *[(o, f"outcome/{o}", "share") for o in OUTCOMES],
+    ("submit", "episode/submit_rate", "share"), ("rounds", "episode/rounds", "number"),
+    ("tool calls", "episode/tool_calls", "number"), ("reward", "reward/mean", "number"), ("KL", "kl", "small"),
+]  # fmt: skip
+
+
 def train_windows(run: TrainRun) -> list[tuple[str, dict[str, float | None]]]:
     """Means over the first and the last steps (up to 30 and 200, as the paper quotes them)."""
     from sqlscout.report.charts import training_steps
@@ -36,7 +44,7 @@ def train_windows(run: TrainRun) -> list[tuple[str, dict[str, float | None]]]:
         return []
     first = steps[: max(1, min(30, n // 4 or 1))]
     last = steps[-max(1, min(200, n // 4 or 1)) :]
-    keys = [f"outcome/{o}" for o in OUTCOMES] + ["episode/rounds", "episode/tool_calls", "episode/submit_rate", "reward/mean", "kl"]
+    keys = [key for _, key, _ in WINDOW_COLUMNS]
 
     def mean(rows: list[dict[str, Any]], key: str) -> float | None:
         values = [float(r[key]) for r in rows if isinstance(r.get(key), (int, float))]
@@ -50,12 +58,8 @@ def _train_section(run: TrainRun) -> list[str]:
     lines = ["", f"## Training: {run.name}", "", f"`{run.path}` — {run.describe()}."]
     windows = train_windows(run)
     if windows:
-        header = ["window", *OUTCOMES, "rounds", "tool calls", "reward"]
-        rows = [
-            [name, *[fmt(w[f"outcome/{o}"]) for o in OUTCOMES], fmt(w["episode/rounds"], "number"),
-             fmt(w["episode/tool_calls"], "number"), fmt(w["reward/mean"], "number")]
-            for name, w in windows
-        ]
+        header = ["window", *[h for h, _, _ in WINDOW_COLUMNS]]
+        rows = [[name, *[fmt(w[key], kind) for _, key, kind in WINDOW_COLUMNS]] for name, w in windows]
         lines += ["", *_table(header, rows)]
     return lines
 

@@ -52,7 +52,7 @@ class TrainRun:
         """``N training steps`` and how many held-out evaluations (step 0 included)."""
         trained = sum(any(not k.startswith("eval/") and k != "step" for k in s) for s in self.steps)
         evaluated = sum(isinstance(s.get("eval/official"), (int, float)) for s in self.steps)
-        return f"{trained} training steps" + (f", {evaluated} held-out evaluation{'s' * (evaluated != 1)}" if evaluated else "")
+        return f"{trained} training step{'s' * (trained != 1)}" + (f", {evaluated} held-out evaluation{'s' * (evaluated != 1)}" if evaluated else "")
 
 
 def _unique_names(paths: list[Path]) -> list[str]:
@@ -114,6 +114,8 @@ def fmt(value: Any, kind: str = "share") -> str:
         return f"{value * 100:.1f}%"
     if kind == "int":
         return f"{value:,}"
+    if kind == "small":  # e.g. a KL of 0.0050
+        return f"{value:.4f}"
     if kind == "seconds":
         return f"{value:.2f} s" if value < 100 else f"{value:,.0f} s"
     if kind == "flops":
