@@ -269,3 +269,44 @@ def test_a_slow_server_times_out_into_a_clear_error(fake_server: Any) -> None:
 def test_split_chatml_keeps_every_closed_turn() -> None:
     text = "<|im_start|>system\nS<|im_end|>\n<|im_start|>user\nQ<|im_end|>\n<|im_start|>assistant\nA\nB<|im_end|>\n"
     assert split_chatml(text)[-1] == {"role": "assistant", "content": "A\nB"}
+
+
+def test_eval_under_a_1_5_gb_cap_finishes_every_question_over_hostile_golds(server_url: str, tmp_path: Path) -> None:
+    """`sqlscout eval` against a model server, run under a 1.5 GB address-space cap, on
+    questions whose gold SQL returns a row of 2,000 one-megabyte blobs or a million rows of
+    97 columns: once it died on them and `--resume` ran them again and died again, three
+    times. Now each is recorded with `resource_limit: gold` (the query's worker hit its
+    cap, not the command), and a resume has nothing left to run."""
+    import json
+    import os
+    import resource
+    import sqlite3
+    import sys
+
+    from conftest import REPO
+
+    with sqlite3.connect(tmp_path / "h.sqlite") as conn:
+        conn.execute("CREATE TABLE t (a INTEGER)")
+        conn.executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(100)])
+    conn.close()
+    blobs = "SELECT " + ", ".join(f"zeroblob(1000000) AS b{i}" for i in range(2000))
+    rows = ("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 999999) SELECT "
+            + ", ".join(f"i AS c{k}" for k in range(97)) + " FROM n")  # fmt: skip
+    questions = [("ok", "How many rows are in t?", "SELECT count(*) FROM t"), ("blobs", "Give one row of big blobs.", blobs),
+                 ("rows", "List a million rows.", rows), ("ok2", "What is the largest a in t?", "SELECT max(a) FROM t")]  # fmt: skip
+    data = tmp_path / "q.jsonl"
+    data.write_text("".join(json.dumps({"question_id": q, "question": text, "db_id": "h", "sql": sql}) + "\n" for q, text, sql in questions))
+    cap = int(1.5 * 2**30)
+
+    def capped() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+
+    command = [sys.executable, "-m", "sqlscout.cli.main", "eval", "--benchmark", "jsonl", "--data", str(data), "--db-root", str(tmp_path),
+               "--model", server_url, "--mode", "single-shot", "--out", str(tmp_path / "run")]  # fmt: skip
+    env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
+    for extra in ([], ["--resume"]):
+        done = subprocess.run([*command, *extra], capture_output=True, text=True, env=env, timeout=600, preexec_fn=capped)
+        assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+        records = {r["key"]: r["verdict"] for r in map(json.loads, (tmp_path / "run" / "episodes.jsonl").read_text().splitlines())}
+        assert sorted(records) == ["blobs", "ok", "ok2", "rows"]  # each once: the resume ran nothing again
+    assert records["blobs"]["resource_limit"] == records["rows"]["resource_limit"] == "gold"
