@@ -185,42 +185,32 @@ def test_eval_over_hostile_gold_results_finishes_every_question_in_bounded_memor
     again), the command's peak memory is the benign run's + at most 200 MB, and a resume
     finds nothing left to do."""
     import os
-    import sqlite3
     import subprocess
     import sys
 
     from conftest import REPO
+    from hostile_golds import BENIGN, HOSTILE, write_questions
 
-    with sqlite3.connect(tmp_path / "h.sqlite") as conn:
-        conn.execute("CREATE TABLE t (a INTEGER)")
-        conn.executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(100)])
-    conn.close()
-    blobs = "SELECT " + ", ".join(f"zeroblob(1000000) AS b{i}" for i in range(2000))
-    rows = ("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 999999) SELECT "
-            + ", ".join(f"i AS c{k}" for k in range(97)) + " FROM n")  # fmt: skip
-    benign = [("ok", "How many rows are in t?", "SELECT count(*) FROM t"), ("ok2", "What is the largest a in t?", "SELECT max(a) FROM t")]
-    hostile = benign + [("blobs", "Give one row of big blobs.", blobs), ("rows", "List a million rows.", rows)]
     probe = ("import resource, subprocess, sys; done = subprocess.run(sys.argv[1:], capture_output=True, text=True); "
              "print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss); print(done.stdout[-3000:], done.stderr[-3000:])")  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(REPO / "src")}
 
     def run(name: str, questions: list[tuple[str, str, str]], *extra: str) -> tuple[int, float, str]:
-        data = tmp_path / f"{name}.jsonl"
-        data.write_text("".join(json.dumps({"question_id": q, "question": text, "db_id": "h", "sql": sql}) + "\n" for q, text, sql in questions))
+        data = write_questions(tmp_path, name, questions)
         command = [sys.executable, "-m", "sqlscout.cli.main", "eval", "--benchmark", "jsonl", "--data", str(data), "--db-root", str(tmp_path),
                    "--model", str(qwen05_gguf), "--mode", "single-shot", "--threads", "1", "--out", str(tmp_path / name), *extra]  # fmt: skip
         out = subprocess.run([sys.executable, "-c", probe, *command], capture_output=True, text=True, env=env, timeout=600).stdout
         code, peak_kb = out.splitlines()[0].split()
         return int(code), int(peak_kb) / 1024, out
 
-    code, benign_mb, out = run("benign", benign)
+    code, benign_mb, out = run("benign", BENIGN)
     assert code == 0, out
-    code, hostile_mb, out = run("hostile", hostile)
+    code, hostile_mb, out = run("hostile", HOSTILE)
     assert code == 0, out
     records = {r["key"]: r["verdict"] for r in map(json.loads, (tmp_path / "hostile" / "episodes.jsonl").read_text().splitlines())}
     assert set(records) == {"ok", "ok2", "blobs", "rows"}
     assert records["blobs"]["resource_limit"] == records["rows"]["resource_limit"] == "gold"
     assert "resource_limit" not in records["ok"]
     assert hostile_mb < benign_mb + 200, (benign_mb, hostile_mb)
-    code, _, out = run("hostile", hostile, "--resume")
+    code, _, out = run("hostile", HOSTILE, "--resume")
     assert code == 0 and len((tmp_path / "hostile" / "episodes.jsonl").read_text().splitlines()) == 4, out

@@ -280,22 +280,12 @@ def test_eval_under_a_1_5_gb_cap_finishes_every_question_over_hostile_golds(serv
     import json
     import os
     import resource
-    import sqlite3
     import sys
 
     from conftest import REPO
+    from hostile_golds import HOSTILE, write_questions
 
-    with sqlite3.connect(tmp_path / "h.sqlite") as conn:
-        conn.execute("CREATE TABLE t (a INTEGER)")
-        conn.executemany("INSERT INTO t VALUES (?)", [(i,) for i in range(100)])
-    conn.close()
-    blobs = "SELECT " + ", ".join(f"zeroblob(1000000) AS b{i}" for i in range(2000))
-    rows = ("WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 999999) SELECT "
-            + ", ".join(f"i AS c{k}" for k in range(97)) + " FROM n")  # fmt: skip
-    questions = [("ok", "How many rows are in t?", "SELECT count(*) FROM t"), ("blobs", "Give one row of big blobs.", blobs),
-                 ("rows", "List a million rows.", rows), ("ok2", "What is the largest a in t?", "SELECT max(a) FROM t")]  # fmt: skip
-    data = tmp_path / "q.jsonl"
-    data.write_text("".join(json.dumps({"question_id": q, "question": text, "db_id": "h", "sql": sql}) + "\n" for q, text, sql in questions))
+    data = write_questions(tmp_path, "q", HOSTILE)
     cap = int(1.5 * 2**30)
 
     def capped() -> None:
