@@ -223,6 +223,6 @@ def test_a_run_is_not_continued_with_other_settings(tmp_path):
     assert train(longer, backend=backend).steps == 2
     # so is another split of the same work (smaller micro-batches, other tool workers)
     split = config_from_dict({**data, "steps": 3, "optim": {**data.get("optim", {}), "micro_batch_tokens": 1024},
-                              "rollout": {**data["rollout"], "tool_workers": 1}})  # fmt: skip
+                              "rollout": {**data["rollout"], "tool_workers": 1}, "eval": {**data.get("eval", {}), "every": 5}})  # fmt: skip
     assert train(split, backend=backend).steps == 3
     assert [r["step"] for r in rows(Path(cfg.out))] == [1, 2, 3]

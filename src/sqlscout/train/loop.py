@@ -316,9 +316,13 @@ def _evaluate(config: TrainConfig, sampler: Sampler, held_out: list[Task], runne
 
 
 # Settings that split the same work differently without changing what is computed (the
-# update's gradient does not depend on micro-batching, a test checks it): a run may
-# continue with other values, e.g. a smaller micro-batch on a machine with less memory.
-RESUMABLE_CHANGES = frozenset({"optim.micro_batch_tokens", "rollout.tool_workers", "telemetry.progress", "checkpoint.keep"})
+# update's gradient does not depend on micro-batching, a test checks it), or that only
+# decide how often the held-out evaluation looks (it changes no weight, optimizer state,
+# curriculum draw or sampling seed): a run may continue with other values, e.g. a smaller
+# micro-batch on a machine with less memory, or a denser held-out curve.
+RESUMABLE_CHANGES = frozenset(
+    {"optim.micro_batch_tokens", "rollout.tool_workers", "telemetry.progress", "checkpoint.keep", "eval.every"}
+)
 
 
 def _check_same_run(out: Path, config: TrainConfig) -> None:
