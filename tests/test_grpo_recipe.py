@@ -32,7 +32,7 @@ def test_the_gpu_recipe_differs_from_the_cpu_one_only_where_the_machine_does():
     cpu, gpu = (_flat(config_to_dict(load_config(p))) for p in (CPU, GPU))
     differ = {k for k in cpu if cpu[k] != gpu[k]}
     assert differ == {
-        "steps", "out", "model.name_or_path", "eval.every", "rollout.backend", "rollout.questions_per_step",
+        "steps", "out", "model.name_or_path", "rollout.backend", "rollout.questions_per_step",
         "rollout.max_batch", "optim.micro_batch_tokens",
     }  # fmt: skip
     assert cpu["rollout.episode.schema"] == "full" and cpu["data.split"] == "dev-tune" and cpu["eval.data.split"] == "dev-report"
