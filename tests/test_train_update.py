@@ -169,9 +169,24 @@ def test_mask_from_runner_segments_keeps_exactly_the_model_text():
     assert "exploration limit is reached" not in trained_text  # the forced final message
     assert "Genre" in tok.decode(rollout.token_ids) and "Result 1 of list_tables" not in trained_text
     assert s.sampler_logprobs == [0.0] * len(s.positions)  # the scripted sampler's own values
+    assert s.token_ids == rollout.token_ids[: s.positions[-1] + 1]  # nothing after the last trained token
     env = [i for kind, a, b in rollout.segments if kind is not SegmentKind.MODEL for i in range(a, b)]
     assert not set(env) & set(s.positions)
     assert all(rollout.logprobs[i] is None for i in env)
+
+
+def test_tokens_after_the_last_trained_one_are_left_out_and_change_nothing():
+    """A tool's last reply after the model's last turn predicts nothing trained and, the
+    model being causal, changes no earlier position: the update's sample stops before it."""
+    K = SegmentKind
+    ids = [1, 5, 7, 9, 11, 2, 30, 31, 4, 32, 33, 34]
+    s = train_sample(ids, [(K.PROMPT, 0, 6), (K.MODEL, 6, 8), (K.ENV, 8, 9), (K.MODEL, 9, 10), (K.ENV, 10, 12)], None, 1.0)
+    assert s.token_ids == ids[:10] and s.positions == [6, 7, 9]
+    model = tiny_attention_model()
+    whole = TrainSample(ids, s.positions, s.sampler_logprobs, 1.0)
+    trimmed = token_logprobs(model, *pad_batch([s], 0, torch.device("cpu"))).logp
+    untrimmed = token_logprobs(model, *pad_batch([whole], 0, torch.device("cpu"))).logp
+    assert torch.allclose(trimmed, untrimmed, atol=1e-6)
 
 
 def test_trainable_mask_rejects_spans_outside_the_sequence():

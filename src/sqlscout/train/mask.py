@@ -69,8 +69,12 @@ def train_sample(
         raise ValueError("the first token cannot be trained: nothing precedes it")
     positions = [i for i, keep in enumerate(mask) if keep]
     sampled = [logprobs[i] if logprobs is not None and i < len(logprobs) else None for i in positions]
+    # Tokens after the last trained one (a tool's last reply, a closing line) predict
+    # nothing trained and, the model being causal, change no earlier position: the
+    # update does not compute them.
+    end = positions[-1] + 1 if positions else len(token_ids)
     return TrainSample(
-        token_ids=list(token_ids),
+        token_ids=list(token_ids[:end]),
         positions=positions,
         sampler_logprobs=[math.nan if lp is None else float(lp) for lp in sampled],
         advantage=float(advantage),
