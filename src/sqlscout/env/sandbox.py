@@ -547,8 +547,10 @@ def _escaped_image(conn: sqlite3.Connection, path: Path) -> bytes | None:
         conn.text_factory = str
 
     def utf8(value: bytes | None) -> bool:
+        if value is None:
+            return True
         try:
-            value is None or value.decode("utf-8")
+            value.decode("utf-8")
         except UnicodeDecodeError:
             return False
         return True

@@ -259,7 +259,6 @@ def _classes() -> dict[str, Any]:
 
         def load(self) -> Any:
             from sqlscout.data import load_tasks
-
             from sqlscout.models.fetch import default_cache_dir
 
             c = self.config

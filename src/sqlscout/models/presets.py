@@ -22,7 +22,10 @@ from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.prompts import SchemaMode
 from sqlscout.errors import ConfigError
 
-__all__ = ["PRESETS", "GgufParts", "LoraAdapter", "Preset", "get_preset"]
+__all__ = ["ADAPTERS_DIR", "PRESETS", "GgufParts", "LoraAdapter", "Preset", "get_preset"]
+
+# Where trained adapters ship, each with its manifest (sqlscout.train.ship).
+ADAPTERS_DIR = Path(__file__).resolve().parent / "adapters"
 
 
 @dataclass(frozen=True)
@@ -68,14 +71,14 @@ class LoraAdapter:
         sha256: checksum of the file, checked before llama.cpp loads it.
         size: byte size of the file.
         trained: one line on where it comes from (the run, its step).
-        folder: where the file is (None: the package's ``models/adapters``).
+        folder: where the file is (:data:`ADAPTERS_DIR` for the shipped ones).
     """
 
     filename: str
     sha256: str
     size: int
     trained: str
-    folder: Path | None = None
+    folder: Path
 
     def __post_init__(self) -> None:
         if len(self.sha256) != 64:
@@ -83,7 +86,7 @@ class LoraAdapter:
 
     @property
     def path(self) -> Path:
-        return (self.folder or Path(__file__).parent / "adapters") / self.filename
+        return self.folder / self.filename
 
 
 @dataclass(frozen=True)
@@ -203,7 +206,7 @@ def _shipped(base: dict[str, Preset], folder: Path) -> list[Preset]:
     return presets
 
 
-PRESETS.update({p.name: p for p in _shipped(PRESETS, Path(__file__).parent / "adapters")})
+PRESETS.update({p.name: p for p in _shipped(PRESETS, ADAPTERS_DIR)})
 
 
 def get_preset(name: str) -> Preset:

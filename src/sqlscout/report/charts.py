@@ -15,7 +15,7 @@ from sqlscout.evaluation.metrics import OUTCOMES, Accuracy
 from sqlscout.report.runs import EvalRun, TrainRun
 from sqlscout.report.svg import OUTCOME_COLOURS, bar_chart, line_chart, stacked_shares
 
-__all__ = ["eval_charts", "train_charts", "training_steps"]
+__all__ = ["eval_charts", "train_charts"]
 
 CALL_BINS = 16  # tool-call histogram: 0..15 and "16+"
 
@@ -77,15 +77,10 @@ def _column(steps: list[dict[str, Any]], key: str) -> list[float | None]:
     return [float(s[key]) if isinstance(s.get(key), (int, float)) else None for s in steps]
 
 
-def training_steps(run: TrainRun) -> list[dict[str, Any]]:
-    """The rows of training steps (a run's step-0 row holds only its starting evaluation)."""
-    return [s for s in run.steps if any(not k.startswith("eval/") and k != "step" for k in s)]  # as TrainRun.describe counts
-
-
 def train_charts(run: TrainRun) -> list[tuple[str, str]]:
     """Outcome mix, episode shape, submit rate, reward, KL and seconds per step over the
     training steps; held-out accuracy over the evaluated ones (step 0 included)."""
-    steps = training_steps(run)
+    steps = run.training_steps
     charts = _step_charts(run.name, steps) if steps else []
     # Periodic held-out evaluation (the trainer logs eval/* on the steps where it ran).
     evaluated = [s for s in run.steps if isinstance(s.get("eval/official"), (int, float))]

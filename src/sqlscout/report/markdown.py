@@ -36,9 +36,7 @@ WINDOW_COLUMNS: list[tuple[str, str, str]] = [
 
 def train_windows(run: TrainRun) -> list[tuple[str, dict[str, float | None]]]:
     """Means over the first and the last steps (up to 30 and 200, as the paper quotes them)."""
-    from sqlscout.report.charts import training_steps
-
-    steps = training_steps(run)
+    steps = run.training_steps
     n = len(steps)
     if n == 0:
         return []

@@ -48,9 +48,14 @@ class TrainRun:
     path: Path
     steps: list[dict[str, Any]] = field(default_factory=list)
 
+    @property
+    def training_steps(self) -> list[dict[str, Any]]:
+        """The rows of training steps (a run's step-0 row holds only its starting evaluation)."""
+        return [s for s in self.steps if any(not k.startswith("eval/") and k != "step" for k in s)]
+
     def describe(self) -> str:
         """``N training steps`` and how many held-out evaluations (step 0 included)."""
-        trained = sum(any(not k.startswith("eval/") and k != "step" for k in s) for s in self.steps)
+        trained = len(self.training_steps)
         evaluated = sum(isinstance(s.get("eval/official"), (int, float)) for s in self.steps)
         return f"{trained} training step{'s' * (trained != 1)}" + (f", {evaluated} held-out evaluation{'s' * (evaluated != 1)}" if evaluated else "")
 

@@ -177,7 +177,6 @@ class Verdict:
     test_suite: bool | None = None  # decided only when scored under that semantics (None: not asked)
     resource_limit: str | None = None  # "gold" or "prediction": its result passed a size or memory cap
 
-
     def correct(self, semantics: Semantics | str = Semantics.OFFICIAL) -> bool:
         return bool(getattr(self, Semantics(semantics).field))
 

@@ -19,18 +19,16 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from sqlscout.errors import ConfigError
+from sqlscout.models.presets import ADAPTERS_DIR, get_preset
 
-__all__ = ["ADAPTERS", "ship_adapter"]
-
-ADAPTERS = Path(__file__).resolve().parents[1] / "models" / "adapters"
+__all__ = ["ship_adapter"]
 
 
-def ship_adapter(run: Path, step: int, name: str, *, base: str, dest: Path = ADAPTERS,
+def ship_adapter(run: Path, step: int, name: str, *, base: str, dest: Path = ADAPTERS_DIR,
                  measured: dict[str, Any] | None = None) -> Path:  # fmt: skip
     """Write run ``run``'s checkpoint of ``step`` as preset ``name`` over base preset
     ``base``; returns the manifest's path."""
     from sqlscout.data.splits import SPIDER_DEV_REPORT, SPIDER_DEV_TUNE
-    from sqlscout.models.presets import get_preset
     from sqlscout.train.config import config_to_dict, load_config
     from sqlscout.train.gguf_lora import checkpoint_lora_gguf
 

@@ -195,7 +195,7 @@ class Telemetry:
         start: every row, the step-0 evaluation too, which is run again)."""
 
         def keep(step: int) -> bool:
-            return step <= start_step if start_step else False
+            return 0 < start_step and step <= start_step
 
         for path in (self.jsonl, self.episodes):
             if path.exists():
