@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from sqlscout.env.bounded_functions import BoundedFunctions
+from sqlscout.env.escaped_names import escaped_image
 from sqlscout.env.readonly import SKIPPABLE, WRITE_VERBS, authorize, describe_error, leading_verb, refusal
 from sqlscout.env.schema import Schema, quote_identifier, read_schema
 from sqlscout.errors import DatabaseError, QueryError, QueryRefused, QueryTimeout, QueryTooLarge
@@ -422,7 +423,7 @@ class Database(TurnClock):
             if not self._names_checked:
                 with self._lock:
                     if not self._names_checked:
-                        self._image = _escaped_image(conn, self.path)
+                        self._image = escaped_image(conn, self.path)
                         self._names_checked = True
             if self._image is not None:
                 conn.close()
@@ -527,51 +528,6 @@ class Database(TurnClock):
             rows += batch
             if len(batch) < wanted or len(rows) > cap:
                 return rows
-
-
-# Names that are not UTF-8 are escaped in an in-memory copy of databases up to this size;
-# in larger ones they stay listed with replacement characters.
-ESCAPED_COPY_MAX_BYTES = 512 * 1024 * 1024
-
-
-def _escaped_image(conn: sqlite3.Connection, path: Path) -> bytes | None:
-    """None when every name in the schema is UTF-8 (the usual case: one read of
-    ``sqlite_master``); else the database's bytes with each schema entry's name and SQL
-    decoded with backslash escapes (``caf\\xe9`` for the byte 0xE9), so that a table the
-    tools list is a table a query can name. The copy lives in memory; the file is never
-    written."""
-    conn.text_factory = bytes
-    try:
-        rows = conn.execute("SELECT rowid, name, tbl_name, sql FROM sqlite_master").fetchall()
-    finally:
-        conn.text_factory = str
-
-    def utf8(value: bytes | None) -> bool:
-        if value is None:
-            return True
-        try:
-            value.decode("utf-8")
-        except UnicodeDecodeError:
-            return False
-        return True
-
-    if all(utf8(v) for row in rows for v in row[1:]) or path.stat().st_size > ESCAPED_COPY_MAX_BYTES:
-        return None
-
-    def escaped(value: bytes | None) -> str | None:
-        return None if value is None else value.decode("utf-8", "backslashreplace")
-
-    copy = sqlite3.connect(":memory:", isolation_level=None)
-    try:
-        copy.deserialize(conn.serialize())
-        copy.execute("PRAGMA writable_schema = ON")
-        for rowid, name, table, sql in rows:
-            copy.execute("UPDATE sqlite_master SET name = ?, tbl_name = ?, sql = ? WHERE rowid = ?",
-                         (escaped(name), escaped(table), escaped(sql), rowid))  # fmt: skip
-        copy.execute("PRAGMA writable_schema = OFF")
-        return copy.serialize()
-    finally:
-        copy.close()
 
 
 class _NeedsLossyDecoding(Exception):
