@@ -129,11 +129,31 @@ def test_row_f1() -> None:
         {"f1_weight": -0.1},
         {"parsable": 0.5},  # above executable
         {"invalid": 0.1},  # above parsable
+        {"unsubmitted": 0.0},  # a scale in (0, 1]
+        {"unsubmitted": 1.5},
+        {"unsubmitted": 0.4},  # 3.0 x 0.4 = 1.2: a right answer the environment asked for ties a wrong one
     ],
 )
 def test_config_refuses_settings_that_break_the_ranking(kwargs: dict) -> None:
     with pytest.raises(ConfigError):
         RewardConfig(**kwargs)
+
+
+def test_an_answer_the_environment_asked_for_is_paid_less(db: Database) -> None:
+    """``unsubmitted`` scales the reward of an answer not given through submit_sql, and
+    only that one: the plain protocol is paid for as well as the answer."""
+    cfg = RewardConfig(unsubmitted=0.5)
+    gold_sql = "SELECT name FROM person WHERE id IN (1, 2)"
+    gold = execute_for_scoring(db, gold_sql)
+    right = score_sql(db, gold_sql, gold_sql, gold=gold)
+    close = score_sql(db, "SELECT name FROM person WHERE id = 1", gold_sql, gold=gold)
+    assert reward(right, cfg, submitted=False) == 1.5 and reward(right, cfg) == 3.0
+    assert reward(close, cfg, submitted=False) == pytest.approx(reward(close, cfg) / 2)
+    values = group_rewards([(right, gold_sql), (right, gold_sql)], gold_sql, cfg, submitted=[True, False])
+    assert values == [3.0, 1.5]
+    with pytest.raises(ValueError, match="2 flags for a group of 1"):
+        group_rewards([(right, gold_sql)], gold_sql, cfg, submitted=[True, False])
+    assert REWARD_PRESETS["sqale-dense"].unsubmitted == REWARD_PRESETS["tiered"].unsubmitted == 1.0  # the presets as before
 
 
 def test_config_records_itself() -> None:
@@ -165,13 +185,16 @@ def _values_sql(rows: list[tuple]) -> str:
     semantics=st.sampled_from(list(Semantics)),
     gold_rows=_ROWS,
     group_rows=st.lists(st.one_of(_ROWS, st.none()), min_size=1, max_size=5),
+    unsubmitted=st.floats(0.01, 1.0, allow_nan=False),
+    flags=st.lists(st.booleans(), min_size=7, max_size=7),
 )
 def test_a_wrong_answer_never_outranks_a_right_one(
     db: Database, equivalent: float, executable: float, f1_weight: float, same_tables: float,
-    plurality: float, semantics: Semantics, gold_rows: list, group_rows: list,
+    plurality: float, semantics: Semantics, gold_rows: list, group_rows: list, unsubmitted: float, flags: list,
 ) -> None:
     try:
-        cfg = RewardConfig(equivalent, executable, f1_weight, same_tables, plurality, min(executable, 0.05), 0.0, semantics)
+        cfg = RewardConfig(equivalent, executable, f1_weight, same_tables, plurality, min(executable, 0.05), 0.0, semantics,
+                           unsubmitted)
     except ConfigError:
         assume(False)
         return
@@ -183,7 +206,8 @@ def test_a_wrong_answer_never_outranks_a_right_one(
     for rows in group_rows + [gold_rows, gold_rows]:  # the right answer, twice: a plurality candidate
         pred_sql = "SELEC broken" if rows is None else _values_sql(rows)
         group.append((score_sql(db, pred_sql, gold_sql, gold=gold, semantics=semantics), pred_sql))
-    rewards = group_rewards(group, gold_sql, cfg)
+    # Whether each answer came through submit_sql or was asked for by the environment.
+    rewards = group_rewards(group, gold_sql, cfg, submitted=flags[: len(group)])
     right = [r for (s, _), r in zip(group, rewards) if s.verdict.correct(semantics)]
     wrong = [r for (s, _), r in zip(group, rewards) if not s.verdict.correct(semantics)]
     assert right, "the gold's own result must be judged right"

@@ -226,3 +226,26 @@ def test_a_run_is_not_continued_with_other_settings(tmp_path):
                               "rollout": {**data["rollout"], "tool_workers": 1}, "eval": {**data.get("eval", {}), "every": 5}})  # fmt: skip
     assert train(split, backend=backend).steps == 3
     assert [r["step"] for r in rows(Path(cfg.out))] == [1, 2, 3]
+
+
+def test_a_run_continues_under_an_amended_recipe_only_when_asked_and_records_it(tmp_path):
+    data = tiny_config(tmp_path, steps=1, telemetry={"tensorboard": False})
+    data["rollout"]["episode"].update(max_rounds=1, max_turn_tokens=256)
+    cfg = config_from_dict(data)
+    backend = scripted_backend(_questions(cfg))
+    train(cfg, backend=backend)
+    amended = config_from_dict({**data, "steps": 2, "reward": {"preset": "sqale-dense", "overrides": {"unsubmitted": 0.5}}})
+    with pytest.raises(ConfigError, match=r"other settings \(reward.overrides.unsubmitted\).*--amend"):
+        train(amended, backend=backend)
+    assert not (Path(cfg.out) / "amendments.jsonl").exists()
+    assert train(amended, backend=backend, amend=True).steps == 2
+    [line] = (Path(cfg.out) / "amendments.jsonl").read_text().splitlines()
+    record = json.loads(line)
+    assert record["from_step"] == 1
+    assert record["changes"] == {"reward.overrides.unsubmitted": {"from": None, "to": 0.5}}
+    assert load_config(Path(cfg.out) / "config.yaml").reward.overrides == {"unsubmitted": 0.5}  # the run's config now
+    # What the checkpoint holds cannot be amended: the model, the data, the adapters.
+    other = config_from_dict({**data, "steps": 3, "reward": amended.reward.model_dump(),
+                              "data": {**data["data"], "limit": 3}})  # fmt: skip
+    with pytest.raises(ConfigError, match=r"other settings \(data.limit\)"):
+        train(other, backend=backend, amend=True)

@@ -52,3 +52,27 @@ def test_every_stop_the_model_causes_is_trained_on_and_only_those() -> None:
     from sqlscout.train.rollout import MODEL_STOPS
 
     assert set(StopReason) - MODEL_STOPS == {StopReason.BACKEND_ERROR}
+
+
+def test_an_answer_not_submitted_is_rewarded_at_the_configured_share():
+    """With ``reward.unsubmitted`` below 1 the same right SQL earns less when the model did
+    not give it through submit_sql (here: SQL in a plain reply), so GRPO's advantage
+    favours the protocol; the answer is scored as before."""
+    from dataclasses import replace
+
+    tasks = load_questions(DataConfig(benchmark="spider", path=str(SPIDER), split="dev", db_ids=("concert_singer",), limit=1))
+    gold = tasks[0].gold_sql
+
+    def reply(turn: ScriptTurn) -> str:  # odd seeds submit the gold query, even ones just write it
+        return json.dumps({"tool": "submit_sql", "args": {"sql": gold}}) if (turn.params.seed or 0) % 2 else gold
+
+    backend = ScriptedBackend(reply, tokenizer=qwen3_5_tokenizer())
+    with Runner(backend, RunnerConfig(max_batch=1)) as runner:
+        [group] = collect_groups(runner, tasks, [0], group_size=4, seed=5,
+                                 reward=replace(REWARD_PRESETS["sqale-dense"], unsubmitted=0.5),
+                                 scale_by_std=False, gold=GoldResults())  # fmt: skip
+    stops = [r.result.stop_reason for r in group.rollouts]
+    assert set(stops) == {StopReason.SUBMITTED, StopReason.ANSWERED}
+    assert all(s.verdict.outcome.value == "equivalent" for s in group.scored)
+    assert [3.0 if s is StopReason.SUBMITTED else 1.5 for s in stops] == group.rewards
+    assert [a > 0 for a in group.advantages] == [s is StopReason.SUBMITTED for s in stops]

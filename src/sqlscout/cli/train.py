@@ -17,6 +17,7 @@ def train(
     out: Optional[Path] = typer.Option(None, "--out", help="Run directory (overrides the file's out)."),
     print_config: bool = typer.Option(False, "--print-config", help="Print the full config, every default included, and exit."),
     fresh: bool = typer.Option(False, "--fresh", help="Ignore checkpoints in the run directory (default: resume from the latest)."),
+    amend: bool = typer.Option(False, "--amend", help="Resume under the config's changed reward, KL, loss, learning rate, sampling or episode settings (recorded in the run's amendments.jsonl)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar."),
 ) -> None:
     """Train a policy with GRPO on multi-turn text-to-SQL episodes (SPEC §8)."""
@@ -34,10 +35,12 @@ def train(
         raise typer.Exit(0)
     if config is None:
         fail("give a config file: sqlscout train --config configs/tiny-cpu.yaml (see --print-config for every field)")
-    _run(cfg, resume=not fresh, progress=progress and cfg.telemetry.progress)
+    if amend and fresh:
+        fail("--amend continues a run and --fresh starts one over: give one of them")
+    _run(cfg, resume=not fresh, amend=amend, progress=progress and cfg.telemetry.progress)
 
 
-def _run(cfg: Any, *, resume: bool, progress: bool) -> None:
+def _run(cfg: Any, *, resume: bool, progress: bool, amend: bool = False) -> None:
     from sqlscout.train.loop import train as run_training
 
     bar = _ProgressBar() if progress else None
@@ -45,6 +48,7 @@ def _run(cfg: Any, *, resume: bool, progress: bool) -> None:
         result = run_training(
             cfg,
             resume=resume,
+            amend=amend,
             on_start=bar.start if bar else None,
             on_step=bar.update if bar else _print_step,
         )

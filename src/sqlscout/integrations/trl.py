@@ -25,6 +25,7 @@ from typing import Any, Sequence
 from sqlscout.backends.base import SamplingParams
 from sqlscout.env.config import EpisodeConfig
 from sqlscout.env.task import Task
+from sqlscout.env.trace import AnswerSource
 from sqlscout.evaluation.record import task_key
 from sqlscout.runner import Runner, RunnerConfig
 from sqlscout.scoring import REWARD_PRESETS, score_sql
@@ -121,7 +122,10 @@ def _rewards(tasks: Sequence[Task], rollouts: Sequence[Any], scored: Sequence[An
         groups.setdefault(task_key(task), []).append(i)
     for members in groups.values():
         gold_sql = tasks[members[0]].gold_sql or ""
-        values = group_rewards([(scored[i], rollouts[i].result.final_sql) for i in members], gold_sql, config)
+        values = group_rewards(
+            [(scored[i], rollouts[i].result.final_sql) for i in members], gold_sql, config,
+            submitted=[rollouts[i].result.answer_source is AnswerSource.SUBMIT_SQL for i in members],
+        )
         for i, value in zip(members, values):
             rewards[i] = value
     return rewards

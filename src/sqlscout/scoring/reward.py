@@ -7,6 +7,11 @@ Default preset ``sqale-dense``: 3.0 when equivalent; otherwise, for a query that
 plurality result of its GRPO group; 0.05 when it only parses; 0 when invalid. The
 ``tiered`` preset is the plain 1 / 0.1 / 0.
 
+``unsubmitted`` (1.0 in both presets) scales the reward of an answer the model did not
+give through ``submit_sql`` (the forced final turn's, the fallback's, SQL in a plain
+reply): below 1 it pays for the protocol as well as the answer, while a right answer
+the environment had to ask for still outranks every wrong one.
+
 >>> row_f1([(1,), (2,)], [(2,), (3,)])
 0.5
 >>> cfg = REWARD_PRESETS["sqale-dense"]
@@ -43,6 +48,7 @@ class RewardConfig:
     parsable: float = 0.05
     invalid: float = 0.0
     semantics: Semantics = Semantics.OFFICIAL
+    unsubmitted: float = 1.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "semantics", Semantics(self.semantics))
@@ -53,6 +59,13 @@ class RewardConfig:
             raise ConfigError(
                 f"reward.equivalent ({self.equivalent}) must exceed the best wrong answer's reward "
                 f"({self.max_wrong()}): a wrong answer may never outrank a right one"
+            )
+        if not 0 < self.unsubmitted <= 1:
+            raise ConfigError(f"reward.unsubmitted scales a reward: it must lie in (0, 1], got {self.unsubmitted}")
+        if not self.equivalent * self.unsubmitted > self.max_wrong():
+            raise ConfigError(
+                f"reward.equivalent x unsubmitted ({self.equivalent * self.unsubmitted:g}) must exceed the best wrong "
+                f"answer's reward ({self.max_wrong()}): a right answer the environment asked for still outranks a wrong one"
             )
         if not self.executable >= self.parsable >= self.invalid:
             raise ConfigError("rewards must not increase down the tiers: executable >= parsable >= invalid")
@@ -121,8 +134,17 @@ def reward(
     pred_sql: str | None = None,
     gold_sql: str | None = None,
     agrees_with_plurality: bool = False,
+    submitted: bool = True,
 ) -> float:
-    """The reward of one scored answer (the plurality bonus is decided by the caller)."""
+    """The reward of one scored answer (the plurality bonus is decided by the caller;
+    ``submitted``: the model gave it through ``submit_sql``)."""
+    value = _tier_reward(scored, config, pred_sql=pred_sql, gold_sql=gold_sql, agrees_with_plurality=agrees_with_plurality)
+    return value if submitted else value * config.unsubmitted
+
+
+def _tier_reward(
+    scored: Scored, config: RewardConfig, *, pred_sql: str | None, gold_sql: str | None, agrees_with_plurality: bool
+) -> float:
     outcome = _outcome_under(scored, config)
     if outcome is Outcome.EQUIVALENT:
         return config.equivalent
@@ -147,9 +169,11 @@ def _outcome_under(scored: Scored, config: RewardConfig) -> Outcome:
 
 
 def group_rewards(
-    group: Sequence[tuple[Scored, str | None]], gold_sql: str, config: RewardConfig
+    group: Sequence[tuple[Scored, str | None]], gold_sql: str, config: RewardConfig,
+    submitted: Sequence[bool] | None = None,
 ) -> list[float]:
-    """Rewards for a GRPO group of (scored answer, predicted SQL), with the plurality bonus.
+    """Rewards for a GRPO group of (scored answer, predicted SQL), with the plurality bonus;
+    ``submitted`` says which answers came through ``submit_sql`` (all, when not given).
 
     The plurality result is the most common result (as a set of rows) among the group's
     answers that ran; it exists only when one result is strictly the most common and
@@ -162,7 +186,11 @@ def group_rewards(
         (top, n), *rest = counts.most_common(2) + [(None, 0)]
         if n >= 2 and n > rest[0][1]:
             plurality = top
+    flags = [True] * len(group) if submitted is None else list(submitted)
+    if len(flags) != len(group):
+        raise ValueError(f"submitted has {len(flags)} flags for a group of {len(group)}")
     return [
-        reward(s, config, pred_sql=sql, gold_sql=gold_sql, agrees_with_plurality=plurality is not None and k == plurality)
-        for (s, sql), k in zip(group, keys)
+        reward(s, config, pred_sql=sql, gold_sql=gold_sql, agrees_with_plurality=plurality is not None and k == plurality,
+               submitted=flag)
+        for (s, sql), k, flag in zip(group, keys, flags)
     ]

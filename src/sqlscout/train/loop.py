@@ -39,6 +39,7 @@ is the loop.
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import time
 from dataclasses import dataclass, replace
@@ -91,12 +92,17 @@ def train(
     config: TrainConfig,
     *,
     resume: bool = True,
+    amend: bool = False,
     backend: Backend | None = None,
     on_start: Callable[[int, int], None] | None = None,
     on_step: StepCallback | None = None,
 ) -> TrainRun:
     """Train as ``config`` says; continue from the latest checkpoint in ``config.out``
     when ``resume`` (exactly: the remaining steps equal an uninterrupted run's).
+
+    ``amend`` lets a resumed run go on under changed settings of the recipe
+    (:data:`AMENDABLE`: reward, KL, loss, learning rate, sampling, episode); the change
+    and the step it takes effect from are appended to ``amendments.jsonl`` in the run.
 
     ``backend`` replaces the sampler (tests pass a scripted one); by default episodes
     are sampled from the policy itself (``rollout.backend``). ``on_step`` gets each
@@ -138,10 +144,12 @@ def train(
     accelerator.wait_for_everyone()
     checkpoint = latest_checkpoint(out) if resume else None
     if checkpoint is not None:
-        _check_same_run(out, config)
+        amendments = _check_same_run(out, config, amend=amend)
         accelerator.wait_for_everyone()  # every process has read the recorded config before it is rewritten
         state = load_checkpoint(accelerator, checkpoint)
         start = int(state["step"])
+        if amendments and accelerator.is_main_process:
+            _record_amendments(out, start, amendments)
         curriculum.load_state_dict(state["curriculum"])
         kl.load_state_dict(state["kl"])
         sampler.sync()
@@ -325,20 +333,44 @@ RESUMABLE_CHANGES = frozenset(
 )
 
 
-def _check_same_run(out: Path, config: TrainConfig) -> None:
+# Settings of the recipe itself that a run may continue under when asked (``--amend``):
+# they change what the policy learns from the next step on, never what was already
+# learned or the state a checkpoint holds. Each amendment is recorded in the run.
+AMENDABLE = ("reward.", "kl.", "loss.", "optim.lr", "rollout.sampling.", "rollout.episode.")
+
+
+def _check_same_run(out: Path, config: TrainConfig, *, amend: bool = False) -> dict[str, dict[str, Any]]:
     """Refuse to continue a run with different settings (``steps`` and the
-    :data:`RESUMABLE_CHANGES` may change)."""
+    :data:`RESUMABLE_CHANGES` may change; with ``amend``, the :data:`AMENDABLE` ones
+    too, which are returned as ``{path: {"from": old, "to": new}}``)."""
     recorded = out / "config.yaml"
     if not recorded.exists():
-        return
+        return {}
     before = config_to_dict(load_config(recorded).replace(steps=config.steps, out=config.out))
     now = config_to_dict(config)
     changed = sorted(set(_differences(before, now)) - RESUMABLE_CHANGES)
-    if changed:
+    amended = [path for path in changed if amend and (path + ".").startswith(AMENDABLE)]
+    refused = [path for path in changed if path not in amended]
+    if refused:
+        hint = "" if amend else " or --amend where the change is one of reward/kl/loss/optim.lr/sampling/episode"
         raise ConfigError(
-            f"{out} holds a run started with other settings ({', '.join(changed)}); "
-            "continue it with the same config, start over with --fresh, or choose another --out"
+            f"{out} holds a run started with other settings ({', '.join(refused)}); "
+            f"continue it with the same config{hint}, start over with --fresh, or choose another --out"
         )
+    return {path: {"from": _at(before, path), "to": _at(now, path)} for path in amended}
+
+
+def _at(tree: dict[str, Any], path: str) -> Any:
+    for key in path.split("."):
+        tree = tree.get(key) if isinstance(tree, dict) else None
+    return tree
+
+
+def _record_amendments(out: Path, step: int, changes: dict[str, dict[str, Any]]) -> None:
+    """Append ``changes`` to the run's ``amendments.jsonl``: from ``step`` on, it trained under them."""
+    line = {"from_step": step, "time": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "changes": changes}
+    with (out / "amendments.jsonl").open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps(line, sort_keys=True) + "\n")
 
 
 def _differences(a: Any, b: Any, prefix: str = "") -> list[str]:

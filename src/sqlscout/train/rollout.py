@@ -22,7 +22,7 @@ from sqlscout.runner import Rollout, Runner
 from sqlscout.scoring import ExecResult, RewardConfig, Scored, group_rewards, score_sql
 from sqlscout.scoring.gold import GoldResults
 from sqlscout.env.task import Task
-from sqlscout.env.trace import EpisodeResult, StopReason
+from sqlscout.env.trace import AnswerSource, EpisodeResult, StopReason
 from sqlscout.train.advantages import group_advantages, is_uniform
 
 __all__ = ["MODEL_STOPS", "Group", "collect_groups", "gold_result", "model_ended"]
@@ -98,7 +98,10 @@ def collect_groups(
             score_sql(db, r.result.final_sql, task.gold_sql or "", gold=expected, semantics=reward.semantics)
             for r in done
         ]
-        rewards = group_rewards([(s, r.result.final_sql) for s, r in zip(scored, done)], task.gold_sql or "", reward)
+        rewards = group_rewards(
+            [(s, r.result.final_sql) for s, r in zip(scored, done)], task.gold_sql or "", reward,
+            submitted=[r.result.answer_source is AnswerSource.SUBMIT_SQL for r in done],
+        )
         advantages = group_advantages(rewards, scale_by_std=scale_by_std) if len(done) >= 2 else [0.0] * len(done)
         groups.append(Group(task, pool_index, done, scored, rewards, advantages, dropped))
     return groups
