@@ -244,6 +244,11 @@ def test_a_run_continues_under_an_amended_recipe_only_when_asked_and_records_it(
     assert record["from_step"] == 1
     assert record["changes"] == {"reward.overrides.unsubmitted": {"from": None, "to": 0.5}}
     assert load_config(Path(cfg.out) / "config.yaml").reward.overrides == {"unsubmitted": 0.5}  # the run's config now
+    from sqlscout.report.runs import load_train_run
+
+    assert load_train_run(Path(cfg.out), "run").describe().endswith(
+        "amended after step 1: reward.overrides.unsubmitted None -> 0.5"
+    )  # the report says so
     # What the checkpoint holds cannot be amended: the model, the data, the adapters.
     other = config_from_dict({**data, "steps": 3, "reward": amended.reward.model_dump(),
                               "data": {**data["data"], "limit": 3}})  # fmt: skip

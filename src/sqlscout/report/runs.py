@@ -47,6 +47,7 @@ class TrainRun:
     name: str
     path: Path
     steps: list[dict[str, Any]] = field(default_factory=list)
+    amendments: list[dict[str, Any]] = field(default_factory=list)  # ``train --amend``'s records
 
     @property
     def training_steps(self) -> list[dict[str, Any]]:
@@ -57,7 +58,11 @@ class TrainRun:
         """``N training steps`` and how many held-out evaluations (step 0 included)."""
         trained = len(self.training_steps)
         evaluated = sum(isinstance(s.get("eval/official"), (int, float)) for s in self.steps)
-        return f"{trained} training step{'s' * (trained != 1)}" + (f", {evaluated} held-out evaluation{'s' * (evaluated != 1)}" if evaluated else "")
+        text = f"{trained} training step{'s' * (trained != 1)}" + (f", {evaluated} held-out evaluation{'s' * (evaluated != 1)}" if evaluated else "")
+        for amendment in self.amendments:
+            changes = ", ".join(f"{path} {c.get('from')} -> {c.get('to')}" for path, c in sorted(amendment.get("changes", {}).items()))
+            text += f"; amended after step {amendment.get('from_step')}: {changes}"
+        return text
 
 
 def _unique_names(paths: list[Path]) -> list[str]:
@@ -92,7 +97,9 @@ def load_train_run(path: Path, name: str) -> TrainRun:
             raise DataError(f"{path / TELEMETRY_FILE}:{number}: a telemetry line needs a numeric 'step'")
         steps.append(row)
     steps.sort(key=lambda r: r["step"])
-    return TrainRun(name, path, steps)
+    amended = path / "amendments.jsonl"
+    amendments = [json.loads(line) for line in amended.read_text(encoding="utf-8").splitlines() if line.strip()] if amended.is_file() else []
+    return TrainRun(name, path, steps, amendments)
 
 
 def load_paths(paths: list[Path]) -> tuple[list[EvalRun], list[TrainRun]]:
