@@ -146,3 +146,28 @@ def test_score_paths_that_cannot_be_used(tmp_path):
     assert "cannot write the verdicts" in line and "is a directory" in line
     line = _one_line_error(CliRunner().invoke(app, [*args, "--cache-dir", "~nosuchuser/cache"]))
     assert "no such user" in line
+
+
+def test_a_run_kept_compressed_is_read_as_is_and_not_appended_to(run_dir, tmp_path):
+    """benchmarks/results keeps runs as episodes.jsonl.gz: report and score read them (a
+    report of one used to show 0 questions), and a resume asks for them unpacked rather
+    than starting a second, plain file beside the packed one."""
+    import gzip
+    import shutil
+
+    from sqlscout.errors import DataError
+    from sqlscout.evaluation.predictions import read_predictions
+    from sqlscout.evaluation.store import RunDir
+
+    packed = tmp_path / "packed"
+    shutil.copytree(run_dir, packed)
+    plain = packed / "episodes.jsonl"
+    (packed / "episodes.jsonl.gz").write_bytes(gzip.compress(plain.read_bytes()))
+    plain.unlink()
+    assert [r.task.question_id for r in RunDir(packed).read_records()] == [r.task.question_id for r in RunDir(run_dir).read_records()]
+    assert len(read_predictions(packed).predictions) == 3
+    result = CliRunner().invoke(app, ["report", str(packed), "--out", str(tmp_path / "rep")])
+    assert result.exit_code == 0, (result.output, result.exception)
+    assert "| questions | 3 |" in (tmp_path / "rep" / "report.md").read_text()
+    with pytest.raises(DataError, match="unpack it first"):
+        RunDir(packed).open_for_append()

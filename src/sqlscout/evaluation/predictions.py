@@ -174,6 +174,8 @@ def _read_jsonl(path: Path, tasks: Sequence[Task]) -> dict[int, str | None]:
 
 def _read_run(folder: Path) -> PredictionSet:
     file = folder / EPISODES_FILE
+    if not file.is_file() and (folder / f"{EPISODES_FILE}.gz").is_file():
+        file = folder / f"{EPISODES_FILE}.gz"  # a run kept compressed (benchmarks/results)
     if not file.is_file():
         raise DataError(f"{folder}: not a run directory (no {EPISODES_FILE}); run `sqlscout eval --out {folder}` first.")
     from sqlscout.evaluation.store import read_whole_lines  # only runs need it (it loads the record types)

@@ -14,6 +14,7 @@ writing the same directory.
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from pathlib import Path
@@ -81,14 +82,18 @@ class RunDir:
 
     def iter_records(self) -> Iterator[EpisodeRecord]:
         """The stored episodes in file order. A torn last line (a crash mid-write) is
-        skipped; a broken line anywhere else is an error naming the line."""
-        if not self.episodes_path.is_file():
-            return
-        for number, line in read_whole_lines(self.episodes_path):
+        skipped; a broken line anywhere else is an error naming the line. A run kept
+        compressed (``episodes.jsonl.gz`` alone, as under benchmarks/results) is read as is."""
+        path = self.episodes_path
+        if not path.is_file():
+            path = path.with_name(EPISODES_FILE + ".gz")
+            if not path.is_file():
+                return
+        for number, line in read_whole_lines(path):
             try:
                 yield EpisodeRecord.from_dict(decode_json(line))
             except (KeyError, TypeError, ValueError) as exc:
-                raise DataError(f"{self.episodes_path}:{number}: not an episode record ({exc})") from None
+                raise DataError(f"{path}:{number}: not an episode record ({exc})") from None
 
     def read_records(self) -> list[EpisodeRecord]:
         return list(self.iter_records())
@@ -96,6 +101,9 @@ class RunDir:
     def open_for_append(self) -> EpisodeWriter:
         """Lock the directory and open ``episodes.jsonl`` for appending (cutting a torn
         last line first)."""
+        packed = self.episodes_path.with_name(EPISODES_FILE + ".gz")
+        if packed.is_file() and not self.episodes_path.is_file():
+            raise DataError(f"{packed} is compressed: unpack it first (gunzip {packed}), then run again")
         self.path.mkdir(parents=True, exist_ok=True)
         self._acquire_lock()
         _cut_torn_tail(self.episodes_path)
@@ -126,7 +134,8 @@ def read_whole_lines(path: Path) -> Iterator[tuple[int, str]]:
     and runs its episode again. Any other line that is not UTF-8 is a
     :class:`~sqlscout.errors.DataError` naming it.
     """
-    with open(path, "rb") as handle:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rb") as handle:
         lines = handle.readlines()
     for number, raw in enumerate(lines, start=1):
         if not raw.endswith(b"\n"):
