@@ -210,12 +210,18 @@ def test_lora_run_with_periodic_evaluation_on_held_out_questions(tmp_path):
     assert run.last == last
 
 
-def test_a_run_is_not_continued_with_other_settings(tmp_path):
+def _one_step_run(tmp_path):
+    """A one-step run, trained: (its config as data, its config, its backend)."""
     data = tiny_config(tmp_path, steps=1, telemetry={"tensorboard": False})
     data["rollout"]["episode"].update(max_rounds=1, max_turn_tokens=256)
     cfg = config_from_dict(data)
     backend = scripted_backend(_questions(cfg))
     train(cfg, backend=backend)
+    return data, cfg, backend
+
+
+def test_a_run_is_not_continued_with_other_settings(tmp_path):
+    data, cfg, backend = _one_step_run(tmp_path)
     changed = config_from_dict({**data, "steps": 2, "loss": {**data.get("loss", {}), "clip_high": 0.3}})
     with pytest.raises(ConfigError, match=r"other settings \(loss.clip_high\)"):
         train(changed, backend=backend)
@@ -229,11 +235,7 @@ def test_a_run_is_not_continued_with_other_settings(tmp_path):
 
 
 def test_a_run_continues_under_an_amended_recipe_only_when_asked_and_records_it(tmp_path):
-    data = tiny_config(tmp_path, steps=1, telemetry={"tensorboard": False})
-    data["rollout"]["episode"].update(max_rounds=1, max_turn_tokens=256)
-    cfg = config_from_dict(data)
-    backend = scripted_backend(_questions(cfg))
-    train(cfg, backend=backend)
+    data, cfg, backend = _one_step_run(tmp_path)
     amended = config_from_dict({**data, "steps": 2, "reward": {"preset": "sqale-dense", "overrides": {"unsubmitted": 0.5}}})
     with pytest.raises(ConfigError, match=r"other settings \(reward.overrides.unsubmitted\).*--amend"):
         train(amended, backend=backend)
