@@ -448,3 +448,56 @@ def test_score_on_a_benchmarks_copies_transpiles_sqlite_predictions_as_the_golds
         assert done.returncode == 0, done.stderr
         verdicts.append(json.loads(done.stdout)["total"])
     assert verdicts == [{"count": 2, "correct": 1, "accuracy": 0.5}] * 2
+
+
+# -- every engine's errors in one vocabulary ----------------------------------------
+
+_MISTAKES = [  # (query, categories an engine may give, the name it is about, lower-cased and bare)
+    ("SELECT Nme FROM singer", {"unknown_column"}, "nme"),
+    ("SELECT T1.Nme FROM singer AS T1", {"unknown_column"}, "t1.nme"),
+    ("SELECT T3.Name FROM singer AS T1", {"unknown_column", "unknown_qualifier"}, None),  # T3.Name or T3
+    ("SELECT * FROM singers", {"unknown_table"}, "singers"),
+    ("SELECT Stadium_ID FROM stadium JOIN concert ON stadium.Stadium_ID = concert.Stadium_ID", {"ambiguous_column"}, "stadium_id"),
+    ("SELECT Name FROM singer WHERE count(*) > 1", {"aggregate_misuse"}, None),
+    ("SELECT * FROM singer WHERE Age > 1 JOIN concert ON 1 = 1", {"join_syntax"}, None),
+    ("SELECT FROM WHERE", {"syntax"}, None),
+]
+
+
+@pytest.mark.parametrize("engine", ["sqlite", "duckdb", "postgresql", "mysql"])
+def test_each_engine_s_errors_are_sorted_alike_and_get_the_name_hint_and_repairs(request, engine) -> None:
+    """The repair hints and run_query's "Did you mean" read an engine's error through
+    its table of messages. Only SQLite's existed: on PostgreSQL, DuckDB and MariaDB a
+    wrong column name got neither (the 0.5B on PostgreSQL: 41 of 111 failed queries were
+    an unknown column, none with a hint)."""
+    from sqlscout.assist.hints import query_hint
+    from sqlscout.env.engine_errors import classify, engine_of
+
+    if engine == "sqlite":
+        db = Database(CONCERT)
+    elif engine == "duckdb":
+        db = open_database(request.getfixturevalue("duck"))
+    elif engine == "postgresql":
+        db = open_database(request.getfixturevalue("postgres").reader("concert_singer"))
+    else:
+        db = open_database(request.getfixturevalue("mariadb").reader("concert_singer"))
+    assert engine_of(db) == engine
+    for sql, categories, name in _MISTAKES:
+        with pytest.raises(QueryError) as caught:
+            db.execute(sql)
+        category, named = classify(str(caught.value), engine)
+        assert category.value in categories, (sql, str(caught.value))
+        if name is not None:
+            assert named is not None and named.replace('"', "").replace("`", "").lower() == name, (sql, named)
+    column = call_tool(db, "run_query", {"sql": "SELECT Nme FROM singer"}).text
+    assert "Did you mean: " in column and ".name" in column.split("Did you mean: ")[1].lower(), column
+    table = call_tool(db, "run_query", {"sql": "SELECT * FROM singers"}).text
+    assert "did you mean: singer" in table.lower(), table
+    for sql, expected in [
+        ("SELECT T1.Nme FROM singer AS T1", "did you mean T1.Name?"),
+        ("SELECT T3.Name FROM singer AS T1", "no table or alias T3"),
+    ]:
+        with pytest.raises(QueryError) as caught:
+            db.execute(sql)
+        hint = query_hint(db.schema, sql, str(caught.value), engine=engine)
+        assert hint is not None and expected.lower() in hint.lower(), (engine, sql, hint)

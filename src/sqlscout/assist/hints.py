@@ -9,7 +9,7 @@ resubmits the same query until the episode ends. A hint that reads the failing q
 one substitution repairs the query and the repaired query compiles, show it.
 
 The failing query is read with sqlglot where it parses (:mod:`sqlscout.assist.sqltext`);
-the error is sorted by the engine's table of messages (:mod:`sqlscout.assist.engine_errors`).
+the error is sorted by the engine's table of messages (:mod:`sqlscout.env.engine_errors`).
 
 >>> from sqlscout.env.schema import Column, Schema, Table
 >>> col = lambda n: Column(n, "TEXT", False, False)
@@ -26,7 +26,7 @@ import difflib
 import re
 from typing import Callable
 
-from sqlscout.assist.engine_errors import ErrorCategory, classify
+from sqlscout.env.engine_errors import ErrorCategory, classify
 from sqlscout.env.schema import ForeignKey, Schema, Table
 from sqlscout.assist.clause_repairs import aggregate_repair, ambiguity_repair, where_after_joins
 from sqlscout.assist.sqltext import (
@@ -60,14 +60,15 @@ def _columns(table: Table) -> str:
 
 
 def query_hint(
-    schema: Schema, sql: str, error: str, compiles: Callable[[str], bool] | None = None, question: str | None = None
+    schema: Schema, sql: str, error: str, compiles: Callable[[str], bool] | None = None, question: str | None = None,
+    engine: str = "sqlite",
 ) -> str | None:
     """A one-line repair hint for ``sql``, which failed with ``error``; None when there is none.
 
     ``compiles`` checks a repaired query; when given and the repair compiles, the hint
     shows the repaired query.
     """
-    found = repair_hint(schema, sql, error, compiles, question)
+    found = repair_hint(schema, sql, error, compiles, question, engine)
     return None if found is None else found.text
 
 
@@ -78,6 +79,7 @@ def chained_repair(
     explain: Callable[[str], str | None],
     question: str | None = None,
     depth: int = 2,
+    engine: str = "sqlite",
 ) -> Hint | None:
     """:func:`repair_hint`, where a repair that does not compile yet may be repaired again.
 
@@ -94,13 +96,13 @@ def chained_repair(
             return True
         if depth < 2 or candidate in then:
             return candidate in then
-        found = chained_repair(schema, candidate, failed, explain, question, depth - 1)
+        found = chained_repair(schema, candidate, failed, explain, question, depth - 1, engine)
         if found is None or found.repaired is None:
             return False
         then[candidate] = found
         return True
 
-    hint = repair_hint(schema, sql, error, compiles, question)
+    hint = repair_hint(schema, sql, error, compiles, question, engine)
     if hint is None or hint.repaired not in then:
         return hint
     second = then[hint.repaired]
@@ -119,6 +121,11 @@ def repair_hint(
     given, decides between reading another table in place of one that lacks a joined
     column and joining the table that has it: a table the question names is kept."""
     category, name = classify(error, engine)
+    if category is ErrorCategory.UNKNOWN_QUALIFIER and name is not None:
+        # The engine named only the table or alias ("T3"); the first column the query
+        # reads through it makes the error SQLite would give ("no such column: T3.Name").
+        used = re.search(rf"(?<![\w.$]){re.escape(bare(name))}\.({IDENT})", blank_literals(sql), re.IGNORECASE)
+        category, name = (ErrorCategory.UNKNOWN_COLUMN, used.group(0)) if used else (category, None)
     if category is ErrorCategory.AGGREGATE_MISUSE:
         return aggregate_repair(schema, sql, compiles, question)
     if category is ErrorCategory.JOIN_SYNTAX:

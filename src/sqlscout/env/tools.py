@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from sqlscout.errors import QueryError, QueryRefused, SqlscoutError, ToolArgumentError
+from sqlscout.env.engine_errors import ErrorCategory, classify, engine_of
 from sqlscout.env.render import Table, render_table
 from sqlscout.env.sandbox import Database
 from sqlscout.env.schema import quote_identifier
@@ -286,19 +287,18 @@ def run_query(db: Database, sql: str) -> str:
     return render_table(result.columns, result.rows, more_rows=result.truncated)
 
 
-_NO_SUCH = re.compile(r"no such (table|column): (\S+)")
-
-
 def _name_hint(db: Database, message: str) -> str | None:
-    """Close matches for the unknown table or column SQLite names in ``message``.
+    """Close matches for the unknown table or column the engine names in ``message``
+    (each engine words it its own way: :mod:`sqlscout.env.engine_errors`).
 
     Small models guess names (``students`` for ``student``); the same hint the
     name-taking tools give turns a dead end into a one-round fix.
     """
-    match = _NO_SUCH.search(message)
-    if match is None:
+    category, written = classify(message, engine_of(db))
+    if written is None or category not in (ErrorCategory.UNKNOWN_TABLE, ErrorCategory.UNKNOWN_COLUMN):
         return None
-    kind, name = match.group(1), match.group(2).rsplit(".", 1)[-1].strip("\"'`[]")
+    kind = "table" if category is ErrorCategory.UNKNOWN_TABLE else "column"
+    name = written.rsplit(".", 1)[-1].strip("\"'`[]")
     schema = db.schema
     if kind == "table":
         known = schema.table_names

@@ -7,6 +7,7 @@ from dataclasses import replace
 
 from sqlscout.assist.clause_repairs import key_grouping_note
 from sqlscout.assist.hints import chained_repair, limit_hint, without_limit
+from sqlscout.env.engine_errors import engine_of
 from sqlscout.assist.rule import Rule, register
 from sqlscout.assist.texts import LOOKING_TOOLS, REPAIR_RAN, REPAIR_RUN, REPAIRED_FINAL, REPEATED_FAILURE
 from sqlscout.env.grammar import ReplyGrammar, TurnKind
@@ -119,7 +120,8 @@ class RepairHints(Rule):
             grouped = key_grouping_note(episode.db.schema, sql, lambda t, c: self._name_counts(episode, t, c), episode.compiles)
             hint = None if grouped is None else grouped.text
         else:
-            found = chained_repair(episode.db.schema, sql, outcome.text, episode.compile_error, episode.task.question)
+            found = chained_repair(episode.db.schema, sql, outcome.text, episode.compile_error, episode.task.question,
+                                   engine=engine_of(episode.db))
             hint = None if found is None else found.text
             if found is not None and found.repaired is not None:
                 self.repairs[sql] = self.last_repair = found.repaired
