@@ -5,7 +5,7 @@ the name the error is about in the group ``name``, or in ``qualifier`` and ``col
 turns them into one vocabulary, so another engine adds a table, not rules. The
 environment's own name hint after a failed ``run_query`` reads it, and so do the assist
 layer's repair hints. The patterns were taken from the engines' real messages
-(tests/test_engine_errors.py runs each mistake on each engine).
+(tests/test_engines.py runs each kind of mistake on each engine).
 
 >>> classify("SQL error: no such column: T1.Make")
 (<ErrorCategory.UNKNOWN_COLUMN: 'unknown_column'>, 'T1.Make')
