@@ -94,6 +94,8 @@ def test_print_config_shows_every_default_and_bad_configs_name_the_field(tmp_pat
     bad.write_text("rollout:\n  groups: 8\n")
     result = CliRunner().invoke(app, ["train", "--config", str(bad)])
     assert result.exit_code == 2 and f"{bad}: rollout.groups: unknown field" in result.output
+    result = CliRunner().invoke(app, ["train", "--config", str(REPO / "configs" / "tiny-cpu.yaml"), "--amend", "--fresh"])
+    assert result.exit_code == 2 and "--amend continues a run and --fresh starts one over" in result.output
 
 
 def test_presets_load():
