@@ -173,12 +173,11 @@ def _read_jsonl(path: Path, tasks: Sequence[Task]) -> dict[int, str | None]:
 
 
 def _read_run(folder: Path) -> PredictionSet:
-    file = folder / EPISODES_FILE
-    if not file.is_file() and (folder / f"{EPISODES_FILE}.gz").is_file():
-        file = folder / f"{EPISODES_FILE}.gz"  # a run kept compressed (benchmarks/results)
-    if not file.is_file():
+    from sqlscout.evaluation.store import RunDir, read_whole_lines  # only runs need it (it loads the record types)
+
+    file = RunDir(folder).stored_episodes()  # episodes.jsonl, or a run kept compressed
+    if file is None:
         raise DataError(f"{folder}: not a run directory (no {EPISODES_FILE}); run `sqlscout eval --out {folder}` first.")
-    from sqlscout.evaluation.store import read_whole_lines  # only runs need it (it loads the record types)
 
     predictions = []
     for number, line in read_whole_lines(file):  # a torn last line is skipped

@@ -56,6 +56,19 @@ class RunDir:
     def episodes_path(self) -> Path:
         return self.path / EPISODES_FILE
 
+    @property
+    def packed_episodes_path(self) -> Path:
+        """Where a run kept compressed (as under benchmarks/results) holds its episodes."""
+        return self.path / f"{EPISODES_FILE}.gz"
+
+    def stored_episodes(self) -> Path | None:
+        """The episodes file to read: ``episodes.jsonl``, else a kept ``episodes.jsonl.gz``;
+        None when there is neither."""
+        for path in (self.episodes_path, self.packed_episodes_path):
+            if path.is_file():
+                return path
+        return None
+
     def exists(self) -> bool:
         return self.config_path.is_file()
 
@@ -84,11 +97,9 @@ class RunDir:
         """The stored episodes in file order. A torn last line (a crash mid-write) is
         skipped; a broken line anywhere else is an error naming the line. A run kept
         compressed (``episodes.jsonl.gz`` alone, as under benchmarks/results) is read as is."""
-        path = self.episodes_path
-        if not path.is_file():
-            path = path.with_name(EPISODES_FILE + ".gz")
-            if not path.is_file():
-                return
+        path = self.stored_episodes()
+        if path is None:
+            return
         for number, line in read_whole_lines(path):
             try:
                 yield EpisodeRecord.from_dict(decode_json(line))
@@ -101,8 +112,8 @@ class RunDir:
     def open_for_append(self) -> EpisodeWriter:
         """Lock the directory and open ``episodes.jsonl`` for appending (cutting a torn
         last line first)."""
-        packed = self.episodes_path.with_name(EPISODES_FILE + ".gz")
-        if packed.is_file() and not self.episodes_path.is_file():
+        packed = self.packed_episodes_path
+        if self.stored_episodes() == packed:
             raise DataError(f"{packed} is compressed: unpack it first (gunzip {packed}), then run again")
         self.path.mkdir(parents=True, exist_ok=True)
         self._acquire_lock()

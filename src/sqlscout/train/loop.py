@@ -352,7 +352,7 @@ def _check_same_run(out: Path, config: TrainConfig, *, amend: bool = False) -> d
     amended = [path for path in changed if amend and (path + ".").startswith(AMENDABLE)]
     refused = [path for path in changed if path not in amended]
     if refused:
-        hint = "" if amend else " or --amend where the change is one of reward/kl/loss/optim.lr/sampling/episode"
+        hint = "" if amend else f" or --amend where it is one of {', '.join(p.rstrip('.') for p in AMENDABLE)}"
         raise ConfigError(
             f"{out} holds a run started with other settings ({', '.join(refused)}); "
             f"continue it with the same config{hint}, start over with --fresh, or choose another --out"
