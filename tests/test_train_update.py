@@ -399,3 +399,39 @@ def test_a_shared_prefix_that_would_cover_a_trained_token_is_refused():
     ids, attention, trained = pad_batch([s, s], 0, torch.device("cpu"))
     with pytest.raises(ValueError, match="shared prefix"):
         token_logprobs(tiny_attention_model(), ids, attention, trained, prefix=6)
+
+
+def _saved_bytes_and_update(samples, micro_batch_tokens: int):
+    """The bytes autograd keeps for the backward pass over a whole update (one micro-batch
+    here: its peak), and the adapters' change."""
+    from peft import LoraConfig, get_peft_model
+
+    model = get_peft_model(tiny_attention_model(), LoraConfig(r=4, lora_alpha=8, target_modules="all-linear", init_lora_weights=False))
+    params = [p for p in model.parameters() if p.requires_grad]
+    before = [p.detach().clone() for p in params]
+    ctx = UpdateContext(model, LossConfig(), temperature=1.0, kl_coef=0.0, reference=None, pad_id=0, share_prefix=True)
+    saved = []
+
+    def pack(t: torch.Tensor) -> torch.Tensor:
+        saved.append(t.numel() * t.element_size())
+        return t
+
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        grpo_update(ctx, torch.optim.SGD(params, lr=1.0), None, samples,
+                    OptimConfig(micro_batch_tokens=micro_batch_tokens, max_grad_norm=None))  # fmt: skip
+    assert not model.is_activation_checkpointing  # as it was before the update
+    return sum(saved), [p.detach() - b for p, b in zip(params, before)]
+
+
+def test_an_episode_longer_than_the_micro_batch_bound_is_recomputed_not_held():
+    """micro_batch_tokens bounds what a micro-batch keeps for its backward pass, also when
+    one episode alone is longer than the bound (it is then recomputed layer by layer): the
+    update is the same, what it holds is a fraction."""
+    torch.manual_seed(1)
+    long = sample(torch.randint(1, 64, (400,)).tolist(), list(range(300, 400, 3)), 1.0)
+    bounded, step_bounded = _saved_bytes_and_update([long], micro_batch_tokens=100)
+    whole, step_whole = _saved_bytes_and_update([long], micro_batch_tokens=10_000)
+    assert bounded < whole / 3, (bounded, whole)
+    largest = max(float(d.abs().max()) for d in step_whole)
+    assert largest > 1e-4
+    assert max(float((a - b).abs().max()) for a, b in zip(step_whole, step_bounded)) < 1e-4 * largest

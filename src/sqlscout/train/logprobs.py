@@ -205,10 +205,9 @@ def can_share_prefix(model: torch.nn.Module) -> bool:
     one whose rows can be repeated (attention layers; Qwen3.5's recurrent linear-attention
     state is not), and gradient checkpointing must be off (recomputing a layer would
     append to the cache a second time)."""
-    checkpointing = getattr(model, "is_activation_checkpointing", None)
-    if checkpointing is None:  # transformers before 5.2x
-        checkpointing = getattr(model, "is_gradient_checkpointing", False)
-    if checkpointing:
+    from sqlscout.train.model import is_checkpointing
+
+    if is_checkpointing(model):
         return False
     config = getattr(model, "config", None)
     if config is not None and hasattr(config, "get_text_config"):
