@@ -197,11 +197,11 @@ def test_lora_run_with_periodic_evaluation_on_held_out_questions(tmp_path):
     cfg = config_from_dict(data)
     run = train(cfg, backend=scripted_backend(_questions(cfg)))
     telemetry = rows(Path(cfg.out))
-    assert [r["step"] for r in telemetry] == [0, 1, 2]
+    # the training row of a step, then its evaluation's (after the checkpoint)
+    assert [(r["step"], "eval/official" in r) for r in telemetry] == [(0, True), (1, False), (2, False), (2, True)]
     assert set(telemetry[0]) == {"step"} | {k for k in telemetry[0] if k.startswith("eval/")}  # the starting point
     assert telemetry[0]["eval/questions"] == 3
-    assert "eval/official" not in telemetry[1]  # every 2 steps
-    last = telemetry[-1]
+    last = {**telemetry[-2], **telemetry[-1]}
     assert last["eval/questions"] == 3 and 0.0 <= last["eval/official"] <= 1.0
     assert last["tokens/trained"] > 0 and last["grad_norm"] > 0  # the adapters train
     assert last["kl"] > 0  # the reference is the same model with its adapters off
@@ -210,6 +210,34 @@ def test_lora_run_with_periodic_evaluation_on_held_out_questions(tmp_path):
     model_dir = latest_checkpoint(Path(cfg.out)) / "model"
     assert (model_dir / "adapter_config.json").exists()  # adapters alone
     assert run.last == last
+
+
+def test_an_evaluation_cut_short_resumes_on_the_checkpoint_it_follows(tmp_path):
+    """The held-out evaluation runs after its step's checkpoint: a run stopped during it
+    continues it on the same weights, keeping what it finished, and the report reads the
+    step's two rows as one."""
+    from sqlscout.report.runs import load_train_run
+
+    data = tiny_config(tmp_path, steps=1, eval={"every": 1, "held_out": 3, "questions": 3}, telemetry={"tensorboard": False})
+    data["rollout"]["episode"].update(max_rounds=1, max_turn_tokens=256)
+    cfg = config_from_dict(data)
+    backend = scripted_backend(_questions(cfg))
+    train(cfg, backend=backend)
+    out = Path(cfg.out)
+    episodes = out / "eval" / "step-000001" / "episodes.jsonl"
+    finished = episodes.read_text().splitlines()
+    assert len(finished) == 3
+    # Stopped during step 1's evaluation: its telemetry row and last episode never written.
+    telemetry = (out / "telemetry.jsonl").read_text().splitlines()
+    (out / "telemetry.jsonl").write_text("".join(line + "\n" for line in telemetry if not ('"step": 1' in line and "eval/" in line)))
+    episodes.write_text("".join(line + "\n" for line in finished[:2]))
+    train(cfg, backend=backend)
+    again = episodes.read_text().splitlines()
+    assert again[:2] == finished[:2] and len(again) == 3  # two kept as they were, one run
+    assert len(json.loads((out / "eval" / "step-000001" / "config.json").read_text())["sessions"]) == 2
+    steps = load_train_run(out, "run").steps
+    assert [s["step"] for s in steps] == [0, 1]
+    assert steps[1]["eval/questions"] == 3 and "reward/mean" in steps[1]
 
 
 def _one_step_run(tmp_path):

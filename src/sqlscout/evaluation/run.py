@@ -48,6 +48,7 @@ __all__ = [
     "GoldScorer",
     "Progress",
     "RunOutcome",
+    "resumable",
     "describe_environment",
     "plan_jobs",
     "run_eval",
@@ -222,6 +223,18 @@ def _with_new_options(settings: dict[str, Any]) -> dict[str, Any]:
     return upgraded
 
 
+def _differences(stored: dict[str, Any], settings: dict[str, Any], identity: dict[str, Any]) -> list[str]:
+    differences = config_mismatch(_with_new_options(stored.get("settings", {})), settings)
+    return differences + [f"tasks.{d}" for d in config_mismatch(stored.get("tasks", {}), identity)]
+
+
+def resumable(out: str | Path | RunDir, config: EvalConfig, tasks: Sequence[Task]) -> bool:
+    """Whether ``out`` holds a run that :func:`run_eval` would continue with ``resume``
+    under ``config`` on ``tasks`` (the same settings and questions)."""
+    run = out if isinstance(out, RunDir) else RunDir(out)
+    return run.exists() and not _differences(run.read_config(), config.to_dict(), tasks_identity(tasks))
+
+
 def _prepare(run: RunDir, settings: dict[str, Any], identity: dict[str, Any], environment: dict[str, Any], resume: bool) -> int:
     """Write or check ``config.json``; the session number of this invocation."""
     if not run.exists():
@@ -232,8 +245,7 @@ def _prepare(run: RunDir, settings: dict[str, Any], identity: dict[str, Any], en
     if not resume:
         raise ConfigError(f"{run.path} already holds a run; pass --resume to continue it, or choose another --out")
     stored = run.read_config()
-    differences = config_mismatch(_with_new_options(stored.get("settings", {})), settings)
-    differences += [f"tasks.{d}" for d in config_mismatch(stored.get("tasks", {}), identity)]
+    differences = _differences(stored, settings, identity)
     if differences:
         raise ConfigError(
             f"cannot resume {run.path}: this invocation differs from the stored run in "

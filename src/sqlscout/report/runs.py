@@ -81,8 +81,10 @@ def load_eval_run(path: Path, name: str) -> EvalRun:
 
 
 def load_train_run(path: Path, name: str) -> TrainRun:
-    """Per-step telemetry, one JSON object a line with at least ``step``; a torn last line is skipped."""
-    steps: list[dict[str, Any]] = []
+    """Per-step telemetry, one JSON object a line with at least ``step``; a torn last line
+    is skipped, and the lines of one step (its training row, then its held-out
+    evaluation's) are one row."""
+    by_step: dict[float, dict[str, Any]] = {}
     lines = (path / TELEMETRY_FILE).read_text(encoding="utf-8").splitlines(keepends=True)
     for number, line in enumerate(lines, start=1):
         if not line.strip():
@@ -95,8 +97,8 @@ def load_train_run(path: Path, name: str) -> TrainRun:
             raise DataError(f"{path / TELEMETRY_FILE}:{number}: not JSON") from None
         if not isinstance(row, dict) or not isinstance(row.get("step"), (int, float)):
             raise DataError(f"{path / TELEMETRY_FILE}:{number}: a telemetry line needs a numeric 'step'")
-        steps.append(row)
-    steps.sort(key=lambda r: r["step"])
+        by_step.setdefault(row["step"], {}).update(row)
+    steps = [by_step[step] for step in sorted(by_step)]
     amended = path / "amendments.jsonl"
     amendments = [json.loads(line) for line in amended.read_text(encoding="utf-8").splitlines() if line.strip()] if amended.is_file() else []
     return TrainRun(name, path, steps, amendments)

@@ -15,7 +15,7 @@ from typing import Any, Sequence
 from sqlscout.backends.base import Backend
 from sqlscout.evaluation import EvalConfig as EvaluatorConfig
 from sqlscout.evaluation import compute_metrics, run_eval
-from sqlscout.evaluation.run import runner_source
+from sqlscout.evaluation.run import resumable, runner_source
 from sqlscout.runner import Runner, RunnerConfig
 from sqlscout.env.task import Task
 
@@ -31,17 +31,24 @@ def evaluate(
     benchmark: str,
     model: str,
     seed: int,
+    resume: bool = False,
 ) -> dict[str, Any]:
-    """Run one episode per held-out question and return the ``eval/*`` telemetry keys."""
-    if out.exists():  # a run resumed past this step re-evaluates from scratch
-        shutil.rmtree(out)
+    """Run one episode per held-out question and return the ``eval/*`` telemetry keys.
+
+    With ``resume``, an evaluation already in ``out`` under the same settings and
+    questions is continued (its finished episodes kept); the caller vouches that the
+    weights are the ones it was started with. Otherwise, or when the settings differ, it
+    starts from scratch."""
     config = dataclasses.replace(runner_config, seed=seed)
     settings = EvaluatorConfig(
         benchmark=benchmark, model=model, backend=backend.name, episode=config.episode,
         sampling=config.sampling, seed=seed, extra={"during": "training"},
     )  # fmt: skip
+    resume = resume and resumable(out, settings, tasks)
+    if out.exists() and not resume:
+        shutil.rmtree(out)
     with Runner(backend, config) as runner:
-        outcome = run_eval(list(tasks), settings, runner_source(runner, list(tasks), 1), out)
+        outcome = run_eval(list(tasks), settings, runner_source(runner, list(tasks), 1), out, resume=resume)
     m = compute_metrics(outcome.records)
     return {
         "eval/official": m.accuracy.official,

@@ -166,8 +166,12 @@ def train(
 
     row: dict[str, Any] = {}
     try:
-        if config.eval.every and held_out and start == 0:  # the starting point of the held-out curve
-            telemetry.log({"step": 0, **_evaluate(config, sampler, held_out, runner.config, out, 0, accelerator)})
+        if _eval_due(config, held_out, start) and not telemetry.has_eval(start):
+            # The starting point of the held-out curve, or the evaluation an interruption
+            # cut short: it follows its step's checkpoint, so the weights are the ones it
+            # began with, and what it finished is kept.
+            row = {"step": start, **_evaluate(config, sampler, held_out, runner.config, out, start, accelerator, resume=resume)}
+            telemetry.log(row)
         for step in range(start, config.steps):
             began = time.perf_counter()
 
@@ -200,14 +204,16 @@ def train(
             # 3. Telemetry, evaluation, checkpoint.
             done = step + 1
             row = _step_row(done, groups, drawn, stats, curriculum, lr, ctx.kl_coef, (began, rolled, updated), accelerator)
-            if config.eval.every and held_out and (done % config.eval.every == 0 or done == config.steps):
-                row.update(_evaluate(config, sampler, held_out, runner.config, out, done, accelerator))
             telemetry.log(row)
             if config.telemetry.save_episodes:
                 telemetry.log_episodes(_gathered(episode_records(done, groups), accelerator))
             if (config.checkpoint.every and done % config.checkpoint.every == 0) or done == config.steps:
                 state = {"curriculum": curriculum.state_dict(), "kl": kl.state_dict()}
                 save_checkpoint(accelerator, model, policy.tokenizer, out, done, state, keep=config.checkpoint.keep)
+            if _eval_due(config, held_out, done):  # after the checkpoint: an interrupted evaluation resumes
+                evaluated = _evaluate(config, sampler, held_out, runner.config, out, done, accelerator)
+                telemetry.log({"step": done, **evaluated})
+                row = {**row, **evaluated}
             if on_step is not None and accelerator.is_main_process:
                 on_step(row)
     finally:
@@ -309,15 +315,21 @@ def _step_row(step: int, groups: list[Group], drawn: list[int], stats: UpdateSta
     return row
 
 
+def _eval_due(config: TrainConfig, held_out: list[Task], step: int) -> bool:
+    """Whether the held-out evaluation runs after ``step`` (0: the starting point)."""
+    every = config.eval.every
+    return bool(every and held_out) and (step % every == 0 or step == config.steps)
+
+
 def _evaluate(config: TrainConfig, sampler: Sampler, held_out: list[Task], runner_config: RunnerConfig, out: Path,
-              step: int, accelerator: Accelerator) -> dict[str, Any]:  # fmt: skip
+              step: int, accelerator: Accelerator, *, resume: bool = False) -> dict[str, Any]:  # fmt: skip
     metrics: dict[str, Any] = {}
     if accelerator.is_main_process:
         greedy = replace(runner_config, sampling=replace(runner_config.sampling, temperature=config.eval.temperature))
         metrics = evaluate(
             sampler.backend, held_out, greedy, out / "eval" / f"step-{step:06d}",
             benchmark=(config.eval.data or config.data).benchmark, model=str(config.model.name_or_path or "random-init"),
-            seed=config.seed,
+            seed=config.seed, resume=resume,
         )  # fmt: skip
     accelerator.wait_for_everyone()
     return metrics

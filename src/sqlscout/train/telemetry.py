@@ -177,6 +177,14 @@ class Telemetry:
         if self._wandb is not None:
             self._wandb.log({k: v for k, v in row.items() if k != "step"}, step=step)
 
+    def has_eval(self, step: int) -> bool:
+        """Whether the held-out evaluation of ``step`` is logged (read from the file, so
+        every process of a run gets the same answer; from the start, the rows are dropped)."""
+        if step == 0 or not self.jsonl.exists():
+            return False
+        rows = (json.loads(line) for line in self.jsonl.read_text(encoding="utf-8").splitlines() if line.strip())
+        return any(r.get("step") == step and "eval/official" in r for r in rows)
+
     def log_episodes(self, records: Sequence[dict[str, Any]]) -> None:
         """Append a step's :func:`episode_records` (of every process) to ``episodes.jsonl``."""
         if not self.enabled:
