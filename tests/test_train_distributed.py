@@ -113,6 +113,7 @@ def test_a_run_after_another_accelerator_in_the_same_process_gets_its_own_precis
     from accelerate import Accelerator
     from accelerate.state import AcceleratorState
 
+    AcceleratorState._reset_state()  # whatever an earlier test of this process set up
     Accelerator(mixed_precision="bf16")
     try:
         accelerator = make_accelerator("fp32", {})
