@@ -168,6 +168,8 @@ def test_llama_cpp_with_the_written_adapters_decodes_what_the_policy_does(qwen05
                 if "lora_B" in name:
                     param.zero_()
         first = sampler.backend
+        sampler.release()  # llama.cpp freed while the policy updates
+        assert first._server is None
         sampler.sync()
         assert sampler.backend is not first
         greedy_params = SamplingParams(temperature=0.0, max_tokens=12, stop=[])

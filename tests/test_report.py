@@ -137,9 +137,10 @@ def write_telemetry(path: Path, steps: int, torn: bool = False) -> None:
             "outcome/equivalent": 0.1 + 0.4 * t, "outcome/executable": 0.3, "outcome/parsable": 0.1,
             "outcome/invalid": 0.5 - 0.4 * t, "episode/rounds": 3 + 3 * t, "episode/tool_calls": 5 + 10 * t,
             "episode/submit_rate": 0.4 + 0.5 * t, "reward/mean": 0.5 + t, "kl": 0.001, "kl_coef": 0.01,
-            "time/rollout_s": 300.0, "time/update_s": 200.0,
-            **({"eval/official": 0.2 + 0.3 * t, "eval/strict": 0.2 + 0.2 * t, "eval/executable": 0.6} if step % 10 == 0 else {}),
+            "time/rollout_s": 300.0, "time/update_s": 200.0, "memory/peak_gb": 12.0 + step / 10,
         }))
+        if step % 10 == 0:  # the held-out evaluation: a second row of its step, as the trainer writes it
+            lines.append(json.dumps({"step": step, "eval/official": 0.2 + 0.3 * t, "eval/strict": 0.2 + 0.2 * t, "eval/executable": 0.6}))
     text = "\n".join(lines) + "\n"
     (path / "telemetry.jsonl").write_text(text + ('{"step": ' if torn else ""))
 
@@ -154,12 +155,12 @@ def test_training_dir_report(tmp_path: Path, browser: Browser) -> None:
     first, last = [line for line in text.splitlines() if line.startswith("| steps ")]
     assert first.startswith("| steps 1–10 | 15.5% |") and last.startswith("| steps 31–40 | 45.5% |")
     page = html_path.read_text()
-    for chart in ("train-outcome-mix", "train-episode-shape", "train-submit", "train-reward", "train-kl", "train-time", "train-eval"):
+    for chart in ("train-outcome-mix", "train-episode-shape", "train-submit", "train-reward", "train-kl", "train-time", "train-memory", "train-eval"):
         assert f'id="{chart}"' in page
     browser.open(html_path.as_uri())
     # Four outcome lines, rounds and calls, submit rate, reward, KL and its coefficient,
-    # rollout and update seconds, and held-out accuracy (official, strict, executes).
-    assert browser.evaluate("document.querySelectorAll('.training svg polyline').length") == 4 + 2 + 1 + 1 + 2 + 2 + 3
+    # rollout and update seconds, peak memory, and held-out accuracy (official, strict, executes).
+    assert browser.evaluate("document.querySelectorAll('.training svg polyline').length") == 4 + 2 + 1 + 1 + 2 + 2 + 1 + 3
     assert browser.js_errors() == []
 
 

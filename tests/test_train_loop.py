@@ -204,6 +204,8 @@ def test_lora_run_with_periodic_evaluation_on_held_out_questions(tmp_path):
     last = {**telemetry[-2], **telemetry[-1]}
     assert last["eval/questions"] == 3 and 0.0 <= last["eval/official"] <= 1.0
     assert last["tokens/trained"] > 0 and last["grad_norm"] > 0  # the adapters train
+    assert last["tokens/computed"] >= last["tokens/trained"] and last["update/recomputed"] == 0
+    assert 0 < last["memory/peak_gb"] < 64  # the step's own peak, in GB
     assert last["kl"] > 0  # the reference is the same model with its adapters off
     for step in ("step-000000", "step-000002"):
         assert len((Path(cfg.out) / "eval" / step / "episodes.jsonl").read_text().splitlines()) == 3
@@ -238,6 +240,18 @@ def test_an_evaluation_cut_short_resumes_on_the_checkpoint_it_follows(tmp_path):
     steps = load_train_run(out, "run").steps
     assert [s["step"] for s in steps] == [0, 1]
     assert steps[1]["eval/questions"] == 3 and "reward/mean" in steps[1]
+
+
+def test_a_steps_peak_memory_is_its_own():
+    from sqlscout.train.telemetry import peak_memory_gb, reset_peak_memory
+
+    reset_peak_memory()
+    base = peak_memory_gb()
+    held = bytearray(300_000_000)
+    assert peak_memory_gb() > base + 0.29
+    del held
+    reset_peak_memory()  # the next step does not inherit this one's peak (Linux)
+    assert peak_memory_gb() < base + 0.1 or not Path("/proc/self/clear_refs").exists()
 
 
 def _one_step_run(tmp_path):

@@ -118,6 +118,7 @@ def _step_charts(name: str, steps: list[dict[str, Any]]) -> list[tuple[str, str]
          [("KL", _column(steps, "kl")), ("KL coefficient", _column(steps, "kl_coef"))], False),
         ("train-time", f"{name}: seconds per step",
          [("rollout", _column(steps, "time/rollout_s")), ("update", _column(steps, "time/update_s"))], False),
+        ("train-memory", f"{name}: peak resident memory per step (GB)", [("peak", _column(steps, "memory/peak_gb"))], False),
     ]  # fmt: skip
     for chart_id, title, series, percent in more:
         if any(v is not None for _, vs in series for v in vs):

@@ -69,7 +69,9 @@ from sqlscout.train.questions import length_keys, load_questions, split_held_out
 from sqlscout.scoring.gold import GoldResults
 from sqlscout.train.rollout import Group, collect_groups
 from sqlscout.train.sampler import Sampler
-from sqlscout.train.telemetry import Telemetry, episode_records, episode_summaries, rollout_metrics
+from sqlscout.train.telemetry import (
+    Telemetry, episode_records, episode_summaries, peak_memory_gb, reset_peak_memory, rollout_metrics,
+)
 from sqlscout.train.update import UpdateContext, UpdateStats, grpo_update
 
 __all__ = ["TrainRun", "train"]
@@ -174,6 +176,7 @@ def train(
             telemetry.log(row)
         for step in range(start, config.steps):
             began = time.perf_counter()
+            reset_peak_memory()
 
             # 1. Experience: a group per question, scored, with advantages.
             lr = scheduler.get_last_lr()[0]
@@ -191,6 +194,7 @@ def train(
                 pad_id=policy.pad_id, accelerator=accelerator, truncation=truncation,
                 share_prefix=config.optim.share_prefix and can_share_prefix(policy.model),
             )  # fmt: skip
+            sampler.release()  # its memory is the update's until sync() starts it on the new weights
             stats = grpo_update(ctx, optimizer, scheduler, samples, config.optim)
             trained = _sum_over_processes(stats.tokens, accelerator)
             if trained:
@@ -302,6 +306,8 @@ def _step_row(step: int, groups: list[Group], drawn: list[int], stats: UpdateSta
             "loss": total("loss"),
             "grad_norm": stats.grad_norm,
             "tokens/trained": float(_sum_over_processes(stats.tokens, accelerator)),
+            "tokens/computed": total("computed"),
+            "update/recomputed": total("recomputed"),
             "curriculum/mean_key": curriculum.mean_key(drawn),
             "curriculum/beta": curriculum.beta(step - 1),
             "curriculum/epoch": curriculum.epoch,
@@ -310,6 +316,7 @@ def _step_row(step: int, groups: list[Group], drawn: list[int], stats: UpdateSta
             "time/rollout_s": rolled - began,
             "time/update_s": updated - rolled,
             "time/step_s": elapsed,
+            "memory/peak_gb": peak_memory_gb(),
         }
     )
     return row

@@ -100,7 +100,9 @@ class UpdateStats:
     is_weight_min: float = math.inf
     is_weight_max: float = -math.inf
     tokens: int = 0  # trained tokens (this process)
+    computed: int = 0  # tokens the forward passes computed (a shared prompt once, padding included)
     micro_batches: int = 0
+    recomputed: int = 0  # micro-batches over micro_batch_tokens, run with activation checkpointing
     grad_norm: float = 0.0
 
     def add(self, other: UpdateStats) -> None:
@@ -268,8 +270,11 @@ def grpo_update(
             with _no_sync(model, accelerator, last):
                 if group:
                     members = [batch[i] for i in group]
-                    with _recomputed(model, _cost(members, prefix) > optim.micro_batch_tokens):
+                    cost = _cost(members, prefix)
+                    with _recomputed(model, cost > optim.micro_batch_tokens):
                         stats.add(_micro_step(ctx, members, [weights[i] for i in group], prefix))
+                    stats.computed += cost
+                    stats.recomputed += cost > optim.micro_batch_tokens
                 else:  # an empty micro-batch: a zero-weight pass so collectives pair up
                     stats.add(_micro_step(ctx, [batch[0]], [0.0]))
         stats.grad_norm = _step(model, optimizer, scheduler, optim.max_grad_norm, accelerator)
