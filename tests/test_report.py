@@ -154,6 +154,10 @@ def test_training_dir_report(tmp_path: Path, browser: Browser) -> None:
     # step); equivalent share rises from ~0.155 to ~0.455.
     first, last = [line for line in text.splitlines() if line.startswith("| steps ")]
     assert first.startswith("| steps 1–10 | 15.5% |") and last.startswith("| steps 31–40 | 45.5% |")
+    # the held-out curve as a table: step 0 and every tenth step, each step's two rows read as one
+    held_out = [line for line in text.splitlines() if line.startswith("| ") and line.split("|")[1].strip() in {"0", "10", "20", "30", "40"}]
+    assert held_out[0].startswith("| 0 | 20.0% | 20.0% | 50.0% |") and held_out[-1].startswith("| 40 | 50.0% | 40.0% | 60.0% |")
+    assert len(held_out) == 5
     page = html_path.read_text()
     for chart in ("train-outcome-mix", "train-episode-shape", "train-submit", "train-reward", "train-kl", "train-time", "train-memory", "train-eval"):
         assert f'id="{chart}"' in page

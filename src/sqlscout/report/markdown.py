@@ -7,7 +7,7 @@ from typing import Any, Sequence
 from sqlscout.evaluation.metrics import OUTCOMES, Accuracy
 from sqlscout.report.runs import SUMMARY_ROWS, EvalRun, TrainRun, fmt, summary_cell
 
-__all__ = ["WINDOW_COLUMNS", "markdown_report", "train_windows"]
+__all__ = ["HELD_OUT_COLUMNS", "WINDOW_COLUMNS", "markdown_report", "train_windows"]
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
@@ -31,6 +31,13 @@ WINDOW_COLUMNS: list[tuple[str, str, str]] = [
     *[(o, f"outcome/{o}", "share") for o in OUTCOMES],
     ("submit", "episode/submit_rate", "share"), ("rounds", "episode/rounds", "number"),
     ("tool calls", "episode/tool_calls", "number"), ("reward", "reward/mean", "number"), ("KL", "kl", "small"),
+]  # fmt: skip
+
+
+# The columns of a training run's held-out table.
+HELD_OUT_COLUMNS: list[tuple[str, str, str]] = [
+    ("official", "eval/official", "share"), ("strict", "eval/strict", "share"), ("executes", "eval/executable", "share"),
+    ("rounds", "eval/rounds", "number"), ("tool calls", "eval/tool_calls", "number"),
 ]  # fmt: skip
 
 
@@ -59,6 +66,13 @@ def _train_section(run: TrainRun) -> list[str]:
         header = ["window", *[h for h, _, _ in WINDOW_COLUMNS]]
         rows = [[name, *[fmt(w[key], kind) for _, key, kind in WINDOW_COLUMNS]] for name, w in windows]
         lines += ["", *_table(header, rows)]
+    evaluated = [s for s in run.steps if isinstance(s.get("eval/official"), (int, float))]
+    if evaluated:
+        header = ["step", *[h for h, _, _ in HELD_OUT_COLUMNS]]
+        rows = [[f"{s['step']:g}", *[fmt(s.get(key), kind) for _, key, kind in HELD_OUT_COLUMNS]] for s in evaluated]
+        n = evaluated[-1].get("eval/questions")
+        asked = f"{n:g} questions" if isinstance(n, (int, float)) else "the run's `eval` questions"
+        lines += ["", f"Held-out evaluation (greedy, {asked}):", "", *_table(header, rows)]
     return lines
 
 
