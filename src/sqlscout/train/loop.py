@@ -69,9 +69,8 @@ from sqlscout.train.questions import length_keys, load_questions, split_held_out
 from sqlscout.scoring.gold import GoldResults
 from sqlscout.train.rollout import Group, collect_groups
 from sqlscout.train.sampler import Sampler
-from sqlscout.train.telemetry import (
-    Telemetry, episode_records, episode_summaries, peak_memory_gb, reset_peak_memory, rollout_metrics,
-)
+from sqlscout.train.memory import peak_memory_gb, reset_peak_memory, trim_heap
+from sqlscout.train.telemetry import Telemetry, episode_records, episode_summaries, rollout_metrics
 from sqlscout.train.update import UpdateContext, UpdateStats, grpo_update
 
 __all__ = ["TrainRun", "train"]
@@ -195,7 +194,9 @@ def train(
                 share_prefix=config.optim.share_prefix and can_share_prefix(policy.model),
             )  # fmt: skip
             sampler.release()  # its memory is the update's until sync() starts it on the new weights
+            trim_heap()
             stats = grpo_update(ctx, optimizer, scheduler, samples, config.optim)
+            trim_heap()  # the update's activations, freed, go back before llama.cpp starts again
             trained = _sum_over_processes(stats.tokens, accelerator)
             if trained:
                 kl.update(_sum_over_processes(stats.kl_sum, accelerator) / trained)

@@ -18,10 +18,7 @@ from typing import Any, Sequence
 from sqlscout.scoring import Outcome
 from sqlscout.train.rollout import Group
 
-__all__ = [
-    "EVAL_KEYS", "STEP_KEYS", "Telemetry", "episode_records", "episode_summaries", "peak_memory_gb", "reset_peak_memory",
-    "rollout_metrics",
-]
+__all__ = ["EVAL_KEYS", "STEP_KEYS", "Telemetry", "episode_records", "episode_summaries", "rollout_metrics"]
 
 STEP_KEYS = (
     "step",
@@ -134,32 +131,6 @@ def episode_records(step: int, groups: Sequence[Group]) -> list[dict[str, Any]]:
                 "stop_reason": r.stop_reason.value, "error": r.error,
             })  # fmt: skip
     return out
-
-
-def reset_peak_memory() -> None:
-    """Start measuring this process's peak resident memory afresh (Linux: the high-water
-    mark is reset through ``/proc/self/clear_refs``; elsewhere it keeps the lifetime peak)."""
-    try:
-        with open("/proc/self/clear_refs", "w", encoding="ascii") as f:
-            f.write("5")
-    except OSError:
-        pass
-
-
-def peak_memory_gb() -> float:
-    """This process's peak resident memory since :func:`reset_peak_memory` (GB, 10^9 bytes)."""
-    try:
-        with open("/proc/self/status", encoding="ascii") as f:
-            for line in f:
-                if line.startswith("VmHWM:"):
-                    return int(line.split()[1]) * 1024 / 1e9
-    except OSError:
-        pass
-    import resource
-    import sys
-
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
-    return peak / 1e9 if sys.platform == "darwin" else peak * 1024 / 1e9
 
 
 class Telemetry:
