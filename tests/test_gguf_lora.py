@@ -206,7 +206,7 @@ def test_a_shipped_checkpoint_is_a_preset_whose_adapter_is_checked(tmp_path: Pat
     assert fields["adapter.lora.alpha"] == 4.0 and all(t.tensor_type == gguf.GGMLQuantizationType.F16 for t in tensors.values())
     (preset,) = _shipped(PRESETS, tmp_path / "adapters")
     assert preset.name == "tiny-grpo" and preset.assist == "none" and preset.gguf == PRESETS["qwen2.5-coder-0.5b"].gguf
-    assert preset.episode.max_rounds == 3 and preset.episode.max_turn_tokens == 320 and preset.sampling.temperature == 0.6
+    assert preset.episode.max_rounds == 3 and preset.episode.max_turn_tokens == 320 and preset.sampling.temperature == 0.0  # greedy, as evaluated
     assert verified_adapter(preset.lora) == tmp_path / "adapters" / "tiny-grpo.gguf"
     with (tmp_path / "adapters" / "tiny-grpo.gguf").open("r+b") as f:
         f.seek(-1, 2)

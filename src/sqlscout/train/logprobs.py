@@ -205,7 +205,7 @@ def can_share_prefix(model: torch.nn.Module) -> bool:
     one whose rows can be repeated (attention layers; Qwen3.5's recurrent linear-attention
     state is not), and gradient checkpointing must be off (recomputing a layer would
     append to the cache a second time)."""
-    from sqlscout.train.model import is_checkpointing
+    from sqlscout.train.memory import is_checkpointing
 
     if is_checkpointing(model):
         return False

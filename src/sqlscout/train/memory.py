@@ -1,4 +1,5 @@
-"""The trainer's process memory: its peak per step, and giving freed memory back.
+"""The trainer's memory: activation checkpointing, the process's peak per step, and giving
+freed memory back.
 
 glibc keeps memory that torch frees (activations, logits) in its heap for reuse, so after
 one update the process stays as large as the update's peak: 14.5 GB resident through the
@@ -10,8 +11,9 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+from typing import Any
 
-__all__ = ["peak_memory_gb", "reset_peak_memory", "trim_heap"]
+__all__ = ["disable_checkpointing", "enable_checkpointing", "is_checkpointing", "peak_memory_gb", "reset_peak_memory", "trim_heap"]
 
 
 def reset_peak_memory() -> None:
@@ -48,3 +50,29 @@ def trim_heap() -> None:
     except (OSError, AttributeError):
         return
     trim(0)
+
+
+def enable_checkpointing(model: Any) -> None:
+    """Recompute activations in the backward pass (non-reentrant: works with frozen inputs,
+    LoRA and no_grad references). transformers renamed the method in 5.2x."""
+    kwargs = {"use_reentrant": False}
+    if hasattr(model, "activation_checkpointing_enable"):
+        model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
+    else:
+        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
+
+
+def disable_checkpointing(model: Any) -> None:
+    """Undo :func:`enable_checkpointing`."""
+    if hasattr(model, "activation_checkpointing_disable"):
+        model.activation_checkpointing_disable()
+    else:
+        model.gradient_checkpointing_disable()
+
+
+def is_checkpointing(model: Any) -> bool:
+    """Whether ``model`` recomputes its activations (transformers renamed the property in 5.2x)."""
+    flag = getattr(model, "is_activation_checkpointing", None)
+    if flag is None:
+        return bool(getattr(model, "is_gradient_checkpointing", False))
+    return bool(flag() if callable(flag) else flag)

@@ -18,11 +18,9 @@ import torch
 from sqlscout.backends.hf import drop_quantization_config
 from sqlscout.errors import ConfigError
 from sqlscout.train.config import ModelConfig
+from sqlscout.train.memory import enable_checkpointing
 
-__all__ = [
-    "PolicyModel", "build_policy", "check_tokenizer", "disable_checkpointing", "enable_checkpointing", "is_checkpointing",
-    "load_tokenizer", "resolve_precision",
-]
+__all__ = ["PolicyModel", "build_policy", "check_tokenizer", "enable_checkpointing", "load_tokenizer", "resolve_precision"]
 
 
 def resolve_precision(precision: str, cpu_flags: str | None = None) -> str:
@@ -183,32 +181,6 @@ def _eos_ids(model: torch.nn.Module) -> set[int]:
     if eos is None:
         return set()
     return {int(eos)} if isinstance(eos, int) else {int(e) for e in eos}
-
-
-def enable_checkpointing(model: torch.nn.Module) -> None:
-    """Recompute activations in the backward pass (non-reentrant: works with frozen inputs,
-    LoRA and no_grad references). transformers renamed the method in 5.2x."""
-    kwargs = {"use_reentrant": False}
-    if hasattr(model, "activation_checkpointing_enable"):
-        model.activation_checkpointing_enable(activation_checkpointing_kwargs=kwargs)
-    else:
-        model.gradient_checkpointing_enable(gradient_checkpointing_kwargs=kwargs)
-
-
-def disable_checkpointing(model: torch.nn.Module) -> None:
-    """Undo :func:`enable_checkpointing`."""
-    if hasattr(model, "activation_checkpointing_disable"):
-        model.activation_checkpointing_disable()
-    else:
-        model.gradient_checkpointing_disable()
-
-
-def is_checkpointing(model: torch.nn.Module) -> bool:
-    """Whether ``model`` recomputes its activations (transformers renamed the property in 5.2x)."""
-    flag = getattr(model, "is_activation_checkpointing", None)
-    if flag is None:
-        return bool(getattr(model, "is_gradient_checkpointing", False))
-    return bool(flag() if callable(flag) else flag)
 
 
 def build_policy(config: ModelConfig, *, kl_enabled: bool, seed: int) -> PolicyModel:

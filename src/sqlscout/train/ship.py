@@ -3,7 +3,8 @@
 ``ship_adapter`` writes the checkpoint's adapters as an f16 GGUF LoRA into the package
 (``sqlscout/models/adapters/NAME.gguf``) and beside it a manifest (``NAME.json``) with its
 SHA-256 and size, the run and step it comes from, the training config, the database split,
-the episode and sampling settings it was trained with (the preset's defaults), and
+the episode settings it was trained with and the temperature its held-out evaluation used
+(the preset's defaults), and
 whatever measured figures the caller passes. :mod:`sqlscout.models.presets` turns every
 manifest there into a preset on the base GGUF it names, with the plain protocol.
 
@@ -53,7 +54,10 @@ def ship_adapter(run: Path, step: int, name: str, *, base: str, dest: Path = ADA
         "trained": f"GRPO + LoRA r {config.model.lora.r}, step {step} of {run.name} ({config.data.benchmark} {config.data.split})",
         "step": step,
         "episode": resolved["rollout"]["episode"],
-        "sampling": {k: resolved["rollout"]["sampling"][k] for k in ("temperature", "top_p", "top_k")},
+        # the held-out evaluation's temperature (greedy in the recipe), not the rollouts'
+        # (raised to explore): the preset answers as the figures it ships with were measured
+        "sampling": {"temperature": config.eval.temperature,
+                     **{k: resolved["rollout"]["sampling"][k] for k in ("top_p", "top_k")}},
         "split": {"train_databases": list(SPIDER_DEV_TUNE), "evaluation_databases": list(SPIDER_DEV_REPORT) + ["Spider-DK"]},
         "measured": measured or {},
         "config": resolved,

@@ -349,7 +349,7 @@ def _recomputed(model: torch.nn.Module, needed: bool) -> Any:
     only each layer's input stays alive, so the bound holds for it too at the price of
     one more forward over that episode. Nothing changes for a model that checkpoints
     already, or one that cannot."""
-    from sqlscout.train.model import disable_checkpointing, enable_checkpointing, is_checkpointing
+    from sqlscout.train.memory import disable_checkpointing, enable_checkpointing, is_checkpointing
 
     inner = model.module if hasattr(model, "module") else model  # under DDP
     if not needed or is_checkpointing(inner) or not getattr(inner, "supports_gradient_checkpointing", True):
