@@ -13,6 +13,8 @@ from typing import Any, NamedTuple
 
 import torch
 
+from sqlscout.train.memory import is_checkpointing
+
 __all__ = ["TokenLogprobs", "Truncation", "can_share_prefix", "token_logprobs"]
 
 _CHUNK_ROWS = 1024
@@ -205,8 +207,6 @@ def can_share_prefix(model: torch.nn.Module) -> bool:
     one whose rows can be repeated (attention layers; Qwen3.5's recurrent linear-attention
     state is not), and gradient checkpointing must be off (recomputing a layer would
     append to the cache a second time)."""
-    from sqlscout.train.memory import is_checkpointing
-
     if is_checkpointing(model):
         return False
     config = getattr(model, "config", None)

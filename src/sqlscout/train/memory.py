@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 from typing import Any
 
 __all__ = ["disable_checkpointing", "enable_checkpointing", "is_checkpointing", "peak_memory_gb", "reset_peak_memory", "trim_heap"]
@@ -42,14 +43,20 @@ def peak_memory_gb() -> float:
     return peak / 1e9 if sys.platform == "darwin" else peak * 1024 / 1e9
 
 
+@functools.lru_cache(maxsize=1)
+def _malloc_trim() -> Any:
+    """glibc's ``malloc_trim``, looked up once; None where there is none."""
+    try:
+        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+    except (OSError, AttributeError):
+        return None
+
+
 def trim_heap() -> None:
     """Return the heap's free memory to the system (glibc's ``malloc_trim``; a no-op elsewhere)."""
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        trim = libc.malloc_trim
-    except (OSError, AttributeError):
-        return
-    trim(0)
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
 
 
 def enable_checkpointing(model: Any) -> None:

@@ -29,6 +29,7 @@ from sqlscout.train.config import LossConfig, OptimConfig
 from sqlscout.train.logprobs import Truncation, token_logprobs
 from sqlscout.train.loss import aggregation_weights, token_loss
 from sqlscout.train.mask import TrainSample
+from sqlscout.train.memory import disable_checkpointing, enable_checkpointing, is_checkpointing
 
 __all__ = ["UpdateContext", "UpdateStats", "grpo_update", "micro_batches", "pad_batch", "prefix_batches"]
 
@@ -179,8 +180,7 @@ def prefix_batches(samples: Sequence[TrainSample], max_tokens: int) -> list[tupl
         members.sort(key=lambda i: (-len(samples[i].token_ids), i))
         current: list[int] = []
         for i in members:
-            longest = len(samples[current[0]].token_ids) if current else len(samples[i].token_ids)
-            if current and prefix + (len(current) + 1) * (longest - prefix) > max_tokens:
+            if current and _cost([samples[j] for j in (*current, i)], prefix) > max_tokens:
                 batches.append((current, prefix if len(current) > 1 else 0))
                 current = []
             current.append(i)
@@ -349,8 +349,6 @@ def _recomputed(model: torch.nn.Module, needed: bool) -> Any:
     only each layer's input stays alive, so the bound holds for it too at the price of
     one more forward over that episode. Nothing changes for a model that checkpoints
     already, or one that cannot."""
-    from sqlscout.train.memory import disable_checkpointing, enable_checkpointing, is_checkpointing
-
     inner = model.module if hasattr(model, "module") else model  # under DDP
     if not needed or is_checkpointing(inner) or not getattr(inner, "supports_gradient_checkpointing", True):
         yield
