@@ -242,6 +242,24 @@ def test_an_evaluation_cut_short_resumes_on_the_checkpoint_it_follows(tmp_path):
     assert steps[1]["eval/questions"] == 3 and "reward/mean" in steps[1]
 
 
+def test_the_weights_of_an_evaluated_step_outlive_its_pruned_checkpoint(tmp_path):
+    """Past ``checkpoint.keep``, a checkpoint goes, but an evaluated step keeps its
+    ``model/`` (what shipping needs), without the state a resume would take it for."""
+    data = tiny_config(tmp_path, steps=3, eval={"every": 2, "held_out": 2, "questions": 2},
+                       checkpoint={"every": 1, "keep": 1}, telemetry={"tensorboard": False})  # fmt: skip
+    data["rollout"]["episode"].update(max_rounds=1, max_turn_tokens=256)
+    data["model"]["lora"] = {"enabled": True, "r": 4, "alpha": 8}
+    cfg = config_from_dict(data)
+    train(cfg, backend=scripted_backend(_questions(cfg)))
+    root = Path(cfg.out) / "checkpoints"
+    assert sorted(p.name for p in root.iterdir()) == ["step-000002", "step-000003"]  # step 1 went whole
+    assert [p.name for p in (root / "step-000002").iterdir()] == ["model"]
+    assert (root / "step-000002" / "model" / "adapter_config.json").is_file()
+    assert latest_checkpoint(Path(cfg.out)).name == "step-000003"
+    (root / "step-000003" / "trainer_state.json").unlink()  # an unfinished last checkpoint
+    assert latest_checkpoint(Path(cfg.out)) is None  # step 2 is no place to resume from
+
+
 def test_a_steps_peak_memory_is_its_own():
     from sqlscout.train.memory import peak_memory_gb, reset_peak_memory
 

@@ -8,6 +8,10 @@
 - ``trainer_state.json``: the step, the curriculum's sampler (RNG, epoch, questions
   used this epoch), the KL coefficient. Written last: a folder without it is
   incomplete and ignored.
+
+Past the ``keep`` most recent, a checkpoint is deleted, but for the steps the run
+evaluated (``checkpoint.keep_evaluated``): their ``model/`` stays, so the best evaluated
+step can be shipped (:mod:`sqlscout.train.ship`) long after the run moved on.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ from __future__ import annotations
 import json
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 __all__ = ["checkpoint_dir", "latest_checkpoint", "load_checkpoint", "save_checkpoint"]
 
@@ -44,8 +48,11 @@ def save_checkpoint(
     state: dict[str, Any],
     *,
     keep: int,
+    pinned: Callable[[int], bool] = lambda step: False,
 ) -> Path:
-    """Save everything needed to continue after ``step`` completed steps."""
+    """Save everything needed to continue after ``step`` completed steps; of older
+    checkpoints past the ``keep`` most recent, the weights of the ``pinned`` steps stay
+    (``model/``: enough to ship or evaluate them, not to resume from them)."""
     path = checkpoint_dir(out, step)
     if accelerator.is_main_process and path.exists():
         shutil.rmtree(path)
@@ -57,7 +64,7 @@ def save_checkpoint(
         unwrapped.save_pretrained(str(path / "model"), state_dict=weights, safe_serialization=True)
         tokenizer.save_pretrained(str(path / "model"))
         (path / STATE_FILE).write_text(json.dumps({"step": step, **state}, indent=1), encoding="utf-8")
-        _prune(Path(out), keep)
+        _prune(Path(out), keep, pinned)
     accelerator.wait_for_everyone()
     return path
 
@@ -68,7 +75,14 @@ def load_checkpoint(accelerator: Any, path: Path) -> dict[str, Any]:
     return json.loads((Path(path) / STATE_FILE).read_text(encoding="utf-8"))
 
 
-def _prune(out: Path, keep: int) -> None:
+def _prune(out: Path, keep: int, pinned: Callable[[int], bool]) -> None:
     done = sorted(p for p in (out / "checkpoints").glob("step-*") if (p / STATE_FILE).is_file())
     for old in done[:-keep]:
-        shutil.rmtree(old, ignore_errors=True)
+        if not pinned(int(old.name.removeprefix("step-"))):
+            shutil.rmtree(old, ignore_errors=True)
+            continue
+        # the state file first: without it the folder is no longer a checkpoint to resume from
+        (old / STATE_FILE).unlink()
+        for part in old.iterdir():
+            if part.is_dir() and part.name != "model":
+                shutil.rmtree(part, ignore_errors=True)

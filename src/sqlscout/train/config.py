@@ -381,10 +381,14 @@ class CheckpointConfig(_Section):
     Attributes:
         every: save every this many steps (0: only at the end).
         keep: how many recent checkpoints to keep (older ones are deleted).
+        keep_evaluated: of an older checkpoint whose step was evaluated on the held-out
+            questions, keep the weights (``model/``, the adapters under LoRA), so the best
+            evaluated step can be shipped; the optimizer state goes.
     """
 
     every: StrictInt = Field(50, ge=0)
     keep: StrictInt = Field(3, ge=1)
+    keep_evaluated: StrictBool = True
 
 
 class TelemetryConfig(_Section):

@@ -214,7 +214,10 @@ def train(
                 telemetry.log_episodes(_gathered(episode_records(done, groups), accelerator))
             if (config.checkpoint.every and done % config.checkpoint.every == 0) or done == config.steps:
                 state = {"curriculum": curriculum.state_dict(), "kl": kl.state_dict()}
-                save_checkpoint(accelerator, model, policy.tokenizer, out, done, state, keep=config.checkpoint.keep)
+                save_checkpoint(
+                    accelerator, model, policy.tokenizer, out, done, state, keep=config.checkpoint.keep,
+                    pinned=lambda s: config.checkpoint.keep_evaluated and _eval_due(config, held_out, s),
+                )  # fmt: skip
             if _eval_due(config, held_out, done):  # after the checkpoint: an interrupted evaluation resumes
                 evaluated = _evaluate(config, sampler, held_out, runner.config, out, done, accelerator)
                 telemetry.log({"step": done, **evaluated})
@@ -349,7 +352,7 @@ def _evaluate(config: TrainConfig, sampler: Sampler, held_out: list[Task], runne
 # curriculum draw or sampling seed): a run may continue with other values, e.g. a smaller
 # micro-batch on a machine with less memory, or a denser held-out curve.
 RESUMABLE_CHANGES = frozenset(
-    {"optim.micro_batch_tokens", "rollout.tool_workers", "telemetry.progress", "checkpoint.keep", "eval.every"}
+    {"optim.micro_batch_tokens", "rollout.tool_workers", "telemetry.progress", "checkpoint.keep", "checkpoint.keep_evaluated", "eval.every"}
 )
 
 
