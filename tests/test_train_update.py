@@ -435,3 +435,25 @@ def test_an_episode_longer_than_the_micro_batch_bound_is_recomputed_not_held():
     largest = max(float(d.abs().max()) for d in step_whole)
     assert largest > 1e-4
     assert max(float((a - b).abs().max()) for a, b in zip(step_whole, step_bounded)) < 1e-4 * largest
+
+
+@pytest.mark.parametrize("prefix", [0, 2])
+def test_attention_under_a_padding_mask_runs_the_fused_kernel(prefix):
+    """The update's batches are right-padded (and continue a shared prompt's cache): the
+    attention must still take CPU flash attention, which keeps no (heads, L, L) weights
+    for the backward pass, not the math kernel, which keeps them per layer. Checked on
+    the architecture the CPU recipe trains (Qwen2: grouped-query attention)."""
+    from torch.profiler import profile
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+
+    torch.manual_seed(0)
+    model = Qwen2ForCausalLM(Qwen2Config(vocab_size=64, hidden_size=64, intermediate_size=64, num_hidden_layers=2,
+                                         num_attention_heads=4, num_key_value_heads=2))  # fmt: skip
+    group = [sample([1, 5, 7, 9, 11, 3, 4], [4, 6], 1.0), sample([1, 5, 7, 10], [3], -0.5)]
+    ids, attention, trained = pad_batch(group, pad_id=0, device=torch.device("cpu"))
+    assert not bool(attention.all())  # padded
+    with profile() as prof:
+        token_logprobs(model, ids, attention, trained, prefix=prefix).logp.sum().backward()
+    ops = {e.name for e in prof.events()}
+    assert "aten::_scaled_dot_product_flash_attention_for_cpu" in ops
+    assert not any("attention_math" in op for op in ops)
