@@ -32,6 +32,7 @@ __all__ = [
     "chinook_path",
     "demo_tasks",
     "describe_choice",
+    "describe_help",
     "run_demo",
 ]
 
@@ -75,12 +76,17 @@ def describe_choice(model: str, episode: EpisodeConfig, assist: Profile | None =
     >>> describe_choice("my.gguf", EpisodeConfig(schema=SchemaMode.FULL))
     'configuration: my.gguf, agent, schema full, plain protocol (no help), 1 sample'
     """
-    if assist is None or not assist.rules:
-        helps = "plain protocol (no help)"
-    else:
-        helps = f"help: {assist.name} ({assist.describe()})"
+    helps = describe_help(assist, rules=True)
     line = f"configuration: {model}, agent, schema {episode.schema.value}, {helps}, {samples} sample{'s' * (samples > 1)}"
     return line + (f" — why: {DEMO_WHY}" if model == DEMO_MODEL else "")
+
+
+def describe_help(assist: Profile | None, *, rules: bool = False) -> str:
+    """The help a run gives, in a few words: ``plain protocol (no help)`` or ``help: NAME``
+    (with its rules in parentheses when asked)."""
+    if assist is None or not assist.rules:
+        return "plain protocol (no help)"
+    return f"help: {assist.name} ({assist.describe()})" if rules else f"help: {assist.name}"
 
 
 def demo_tasks(limit: int | None = None) -> list[Task]:

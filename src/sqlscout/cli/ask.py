@@ -105,7 +105,11 @@ def ask(
         except SqlscoutError as exc:
             fail(str(exc))
         task = Task("ask", question, database.path, evidence=evidence)
-        console.print(f"[bold]{question}[/]  [dim]({model} on {loaded.name}, schema {config.episode.schema.value})[/]")
+        from sqlscout.demo import describe_help
+
+        console.print(
+            f"[bold]{question}[/]  [dim]({model} on {loaded.name}, schema {config.episode.schema.value}, {describe_help(config.assist)})[/]"
+        )
 
         def on_turn(turn: Turn) -> None:
             ep = turn.episode
