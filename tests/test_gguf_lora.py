@@ -4,6 +4,7 @@ and llama.cpp with the file decodes what the dequantised policy with the adapter
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
@@ -141,11 +142,25 @@ def test_llama_cpp_with_the_written_adapters_decodes_what_the_policy_does(qwen05
 
     from sqlscout.train.config import RolloutConfig
     from sqlscout.train.logprobs import Truncation, token_logprobs
+    import multiprocessing
+
+    from sqlscout.backends.threads import process_cores
     from sqlscout.train.sampler import Sampler
 
     rollout = RolloutConfig(backend="llama-cpp", max_batch=2)
-    sampler = Sampler(rollout, policy.model, policy.tokenizer, Accelerator(cpu=True), tmp_path, seed=0, model_path=str(qwen05_gguf))
+    # Started while every core is busy (as the policy's threads are right after an update):
+    # llama.cpp still gets the process's cores.
+    spinners = [multiprocessing.Process(target=_spin, args=(60.0,), daemon=True) for _ in range(process_cores())]
+    for p in spinners:
+        p.start()
     try:
+        sampler = Sampler(rollout, policy.model, policy.tokenizer, Accelerator(cpu=True), tmp_path, seed=0, model_path=str(qwen05_gguf))
+    finally:
+        for p in spinners:
+            p.terminate()
+            p.join()
+    try:
+        assert sampler.backend.threads == process_cores()
         params = SamplingParams(temperature=0.6, top_p=0.95, top_k=20, max_tokens=24, seed=3, stop=[])
         drawn = sampler.backend.generate([GenerationRequest(params=params, prompt_ids=ids)])[0]
         # IS weight min(pi_old / pi_sampler, 2) on every token: the trainer's processed log-probability
@@ -215,3 +230,9 @@ def test_a_shipped_checkpoint_is_a_preset_whose_adapter_is_checked(tmp_path: Pat
         verified_adapter(preset.lora)
     with pytest.raises(ConfigError, match="holds no LoRA adapters"):
         ship_adapter(run, 8, "tiny-grpo", base="qwen2.5-coder-0.5b", dest=tmp_path / "adapters")
+
+
+def _spin(seconds: float) -> None:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass

@@ -418,6 +418,33 @@ def test_auto_threads_counts_the_cores_idle_now_not_the_last_minute() -> None:
             p.join()
 
 
+def test_the_trainers_share_of_cores_does_not_depend_on_the_load(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The trainer's llama.cpp takes its process's cores even when they look busy (its own
+    threads spinning after an update took one core of two through auto_threads), shared
+    among the processes a launcher started on the machine."""
+    import multiprocessing
+    import os
+
+    from sqlscout.backends.threads import process_cores
+
+    cores = len(os.sched_getaffinity(0))
+    monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)
+    spinners = [multiprocessing.Process(target=_spin, args=(1.0,), daemon=True) for _ in range(cores)]
+    for p in spinners:
+        p.start()
+    try:
+        time.sleep(0.2)
+        assert process_cores() == cores
+    finally:
+        for p in spinners:
+            p.terminate()
+            p.join()
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", str(cores * 2))
+    assert process_cores() == 1
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
+    assert process_cores() == max(1, cores // 2)
+
+
 def _spin(seconds: float) -> None:
     end = time.monotonic() + seconds
     while time.monotonic() < end:

@@ -9,7 +9,26 @@ from __future__ import annotations
 import os
 import time
 
-__all__ = ["auto_threads"]
+__all__ = ["auto_threads", "process_cores"]
+
+
+def process_cores() -> int:
+    """This process's share of the cores it may run on: its CPU affinity divided among the
+    processes a launcher started on this machine (``LOCAL_WORLD_SIZE``), at least one.
+
+    For a process that owns the machine (the trainer), unlike :func:`auto_threads`, which
+    measures what is idle and so counts the process's own threads still spinning from
+    its last piece of work.
+    """
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # no affinity on this platform
+        cores = os.cpu_count() or 1
+    try:
+        local = max(1, int(os.environ.get("LOCAL_WORLD_SIZE", "1")))
+    except ValueError:
+        local = 1
+    return max(1, cores // local)
 
 
 def auto_threads(probe_s: float = 0.1) -> int:

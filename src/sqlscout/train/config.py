@@ -228,6 +228,11 @@ class RolloutConfig(_Section):
             ``max_tokens`` is not used.
         max_batch: most model turns generated in one batch by the runner.
         tool_workers: threads running tool calls.
+        threads: CPU threads llama.cpp samples with (``backend: llama-cpp``); null: this
+            process's share of the machine's cores (its CPU affinity divided among the
+            training processes on it). Never the cores that look idle when llama.cpp
+            starts, as ``eval`` takes them: right after an update the trainer's own
+            threads are still spinning, and a start measured then took one core of two.
         equal_groups: ``keep`` (they contribute nothing) or ``resample`` (drop them and
             draw fresh questions, up to ``max_resample_rounds`` times per step).
         max_resample_rounds: extra draws per step when resampling.
@@ -241,6 +246,7 @@ class RolloutConfig(_Section):
     sampling: SamplingParams = SamplingParams()
     max_batch: StrictInt = Field(256, ge=1)
     tool_workers: StrictInt = Field(8, ge=1)
+    threads: StrictInt | None = Field(None, ge=1)
     equal_groups: Literal["keep", "resample"] = "keep"
     max_resample_rounds: StrictInt = Field(2, ge=0)
     vllm_gpu_memory: Number = Field(0.3, gt=0, lt=1)

@@ -124,7 +124,12 @@ class _LlamaSampler:
         self.model, self.gguf = model, Path(model_path).expanduser()
         self.adapters = Path(out) / "sampler" / f"lora-rank{rank}.gguf"
         slots = max(1, min(config.max_batch, 16))
-        self.server = LlamaServerConfig(n_ctx=slots * config.episode.token_budget, slots=slots, seed=seed, lora=self.adapters)
+        from sqlscout.backends.threads import process_cores
+
+        self.server = LlamaServerConfig(
+            n_ctx=slots * config.episode.token_budget, slots=slots, seed=seed, lora=self.adapters,
+            n_threads=config.threads or process_cores(),
+        )  # fmt: skip
         self.backend: Backend = self._start()
 
     def _start(self) -> Backend:
