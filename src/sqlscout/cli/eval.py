@@ -42,7 +42,7 @@ def eval_command(
     data: Optional[Path] = typer.Option(None, help="The benchmark's folder or questions file."),
     backend: Optional[str] = typer.Option(None, help="Backend (default: the model's own choice)."),
     mode: str = typer.Option("agent", help="agent: tools and rounds; single-shot: full schema, one answer."),
-    schema: Optional[SchemaMode] = typer.Option(None, help="withheld (agent default) or full (single-shot: always)."),
+    schema: Optional[SchemaMode] = typer.Option(None, help="withheld: tools only; full: CREATE TABLEs in the prompt (default: the model's, as ask and demo take it; single-shot: always full)."),
     condition: str = typer.Option("full", help="Schema size: gold, distractors:K or full."),
     phrasing: Optional[str] = typer.Option(None, help="SQaLe phrasing, or 'all'."),
     difficulty: Optional[str] = typer.Option(None, help="Keep only this difficulty level."),
@@ -79,7 +79,10 @@ def eval_command(
         fail(f"--mode must be agent or single-shot, got '{mode}'")
     if mode == "single-shot" and schema is SchemaMode.WITHHELD:
         fail("single-shot mode always shows the full schema; drop --schema withheld")
-    schema = schema or (SchemaMode.FULL if mode == "single-shot" else SchemaMode.WITHHELD)
+    if mode == "single-shot":
+        schema = SchemaMode.FULL
+    # else None keeps the model's own (a preset's episode, withheld for any other model): a
+    # trained preset evaluated without the schema it was trained with answered 8 % for 48 %
     # Paths a user typed: '~' expanded here, or one line saying why not (an unknown user's home).
     data = user_path(data, "benchmark") if data is not None else None
     cache_dir = user_path(cache_dir, "cache folder")
