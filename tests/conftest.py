@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from pathlib import Path
 from typing import Callable
 
@@ -30,6 +31,13 @@ SPIDER_DK = DATA / "spider_dk"
 needs_shared_data = pytest.mark.skipif(
     not HAVE_SHARED_DATA, reason=f"needs the benchmark data at {DATA} (set SQLSCOUT_DATA); a fresh clone has only tests/data"
 )
+
+
+def spin(seconds: float) -> None:
+    """Keep one core busy for ``seconds`` (a process target: tests that need a loaded machine)."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        pass
 
 
 def spider_db(name: str) -> Path:

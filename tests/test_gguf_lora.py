@@ -4,7 +4,6 @@ and llama.cpp with the file decodes what the dequantised policy with the adapter
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -144,13 +143,14 @@ def test_llama_cpp_with_the_written_adapters_decodes_what_the_policy_does(qwen05
     from sqlscout.train.logprobs import Truncation, token_logprobs
     import multiprocessing
 
+    from conftest import spin
     from sqlscout.backends.threads import process_cores
     from sqlscout.train.sampler import Sampler
 
     rollout = RolloutConfig(backend="llama-cpp", max_batch=2)
     # Started while every core is busy (as the policy's threads are right after an update):
     # llama.cpp still gets the process's cores.
-    spinners = [multiprocessing.Process(target=_spin, args=(60.0,), daemon=True) for _ in range(process_cores())]
+    spinners = [multiprocessing.Process(target=spin, args=(60.0,), daemon=True) for _ in range(process_cores())]
     for p in spinners:
         p.start()
     try:
@@ -231,8 +231,3 @@ def test_a_shipped_checkpoint_is_a_preset_whose_adapter_is_checked(tmp_path: Pat
     with pytest.raises(ConfigError, match="holds no LoRA adapters"):
         ship_adapter(run, 8, "tiny-grpo", base="qwen2.5-coder-0.5b", dest=tmp_path / "adapters")
 
-
-def _spin(seconds: float) -> None:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        pass

@@ -20,6 +20,7 @@ import pytest
 pytest.importorskip("xllamacpp", reason="the llama-cpp backend's runtime (xllamacpp) is not installed")
 
 from assist_helpers import assisted  # noqa: E402
+from conftest import spin  # noqa: E402
 from sqlscout.backends.base import GenerationRequest, SamplingParams  # noqa: E402
 from sqlscout.backends.llama_server import LlamaServerBackend, LlamaServerConfig, common_prefix  # noqa: E402
 from sqlscout.env.chat import ChatML  # noqa: E402
@@ -406,7 +407,7 @@ def test_auto_threads_counts_the_cores_idle_now_not_the_last_minute() -> None:
     from sqlscout.backends.threads import auto_threads
 
     cores = multiprocessing.cpu_count()
-    spinners = [multiprocessing.Process(target=_spin, args=(2.0,), daemon=True) for _ in range(cores)]
+    spinners = [multiprocessing.Process(target=spin, args=(2.0,), daemon=True) for _ in range(cores)]
     for p in spinners:
         p.start()
     try:
@@ -429,7 +430,7 @@ def test_the_trainers_share_of_cores_does_not_depend_on_the_load(monkeypatch: py
 
     cores = len(os.sched_getaffinity(0))
     monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)
-    spinners = [multiprocessing.Process(target=_spin, args=(1.0,), daemon=True) for _ in range(cores)]
+    spinners = [multiprocessing.Process(target=spin, args=(1.0,), daemon=True) for _ in range(cores)]
     for p in spinners:
         p.start()
     try:
@@ -444,8 +445,3 @@ def test_the_trainers_share_of_cores_does_not_depend_on_the_load(monkeypatch: py
     monkeypatch.setenv("LOCAL_WORLD_SIZE", "2")
     assert process_cores() == max(1, cores // 2)
 
-
-def _spin(seconds: float) -> None:
-    end = time.monotonic() + seconds
-    while time.monotonic() < end:
-        pass

@@ -120,12 +120,11 @@ class _LlamaSampler:
         if not hasattr(model, "peft_config"):
             raise ConfigError("rollout.backend llama-cpp follows the policy through its LoRA adapters: set model.lora.enabled")
         from sqlscout.backends.llama_server import LlamaServerConfig
+        from sqlscout.backends.threads import process_cores
 
         self.model, self.gguf = model, Path(model_path).expanduser()
         self.adapters = Path(out) / "sampler" / f"lora-rank{rank}.gguf"
         slots = max(1, min(config.max_batch, 16))
-        from sqlscout.backends.threads import process_cores
-
         self.server = LlamaServerConfig(
             n_ctx=slots * config.episode.token_budget, slots=slots, seed=seed, lora=self.adapters,
             n_threads=config.threads or process_cores(),
