@@ -220,6 +220,57 @@ def test_a_like_pattern_past_the_limit_is_a_clear_error(chinook_copy: Path) -> N
     assert db.execute(ordinary).rows == sqlite3.connect(CHINOOK).execute(ordinary).fetchall() == [(114,)]
 
 
+# LIKE/GLOB operands whose results a guarded call must give exactly as SQLite's own:
+# ASCII-only case folding, one character per "_" (UTF-8), escapes, numbers, blobs, NULLs.
+PATTERN_CASES = [
+    "'ABC' LIKE 'abc'", "'Straße' LIKE 'strasse'", "'Ä' LIKE 'ä'", "'a_c' LIKE 'a!_c' ESCAPE '!'",
+    "'abc' LIKE 'a!_c' ESCAPE '!'", "123.5 LIKE '123%'", "x'616263' LIKE 'a%'", "NULL LIKE '%'",
+    "'abc' LIKE NULL", "'€x' LIKE '_x'", "'%' LIKE '\\%' ESCAPE '\\'", "'' LIKE '%'",
+    "'ABC' GLOB 'abc'", "'abc' GLOB 'a?c'", "'abc' GLOB '[a-c]*'", "'x' GLOB '[^a-c]'",
+    "']' GLOB '[]]'", "'é' GLOB '?'", "12 GLOB '1*'", "like('a%', 'ABC')", "glob('*b*', 'abc')",
+    "'ab' NOT LIKE 'A_'",
+]
+
+
+def test_like_and_glob_give_sqlites_results_with_one_call_a_row_or_several(chinook_copy: Path) -> None:
+    db = Database(chinook_copy)
+    plain = sqlite3.connect(CHINOOK)
+    several = "SELECT " + ", ".join(PATTERN_CASES)  # many calls a row: the guarded like()/glob()
+    assert db.execute(several).rows == plain.execute(several).fetchall()
+    for case in PATTERN_CASES:  # one call a row: SQLite's built-ins
+        assert db.execute(f"SELECT {case}").rows == plain.execute(f"SELECT {case}").fetchall(), case
+    plain.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, 64)
+    for bad in ("'a' LIKE 'b' ESCAPE 'xy'", "'a' LIKE '%" + "a" * 70 + "%'"):
+        for sql in (f"SELECT {bad}", f"SELECT {bad}, 'a' LIKE 'a'"):  # built-in, then guarded
+            with pytest.raises(sqlite3.OperationalError) as builtin:
+                plain.execute(sql)
+            with pytest.raises(QueryError) as raised:
+                db.execute(sql)
+            assert str(builtin.value) in str(raised.value), sql
+    # Inside a snapshot (how score reads a database) a statement with several calls still runs.
+    with db.snapshot():
+        sql = "SELECT count(*) FROM Track WHERE Name LIKE '%love%' OR Composer GLOB '*Jagger*'"
+        assert db.execute(sql).rows == plain.execute(sql).fetchall()
+    db.close()
+
+
+def test_like_calls_hidden_in_a_view_count_too(tmp_path: Path) -> None:
+    path = tmp_path / "views.sqlite"
+    conn = sqlite3.connect(path)
+    conn.execute("CREATE TABLE t(x TEXT)")
+    conn.execute("INSERT INTO t VALUES (hex(zeroblob(499000)))")
+    like = "'%" + "0" * 61 + "b'"
+    conn.execute("CREATE VIEW v AS SELECT " + ", ".join(f"x LIKE {like} AS c{i}" for i in range(40)) + " FROM t")
+    conn.commit()
+    conn.close()
+    db = Database(path, SandboxConfig(timeout_s=DEADLINE_S))
+    start = time.perf_counter()
+    outcome = call_tool(db, "run_query", {"sql": "SELECT * FROM v"})
+    assert outcome.text.startswith("Error: Query timed out after 1 s")
+    assert time.perf_counter() - start < DEADLINE_S + SLACK_S
+    db.close()
+
+
 def test_sqlscout_tool_says_what_to_do_with_a_wal_database_and_reads_it_immutable(wal_db: Path) -> None:
     from typer.testing import CliRunner
 

@@ -13,12 +13,17 @@ Here each is replaced, on sandbox connections only, by a Python function with th
 result that checks the deadline first and refuses arguments whose work would be
 excessive. Text and blob arguments of the common shapes are computed in Python (linear
 searches); anything else is delegated to the real built-in on a private in-memory
-connection, so results are SQLite's own. ``LIKE`` and ``GLOB`` stay built in (overriding
-them would turn off the LIKE optimisation and cost a Python call a row); their cost per
-call is bounded by ``SQLITE_LIMIT_LIKE_PATTERN_LENGTH`` times the length limit instead:
-at the defaults (64-byte patterns, 1 MB values) about 0.18 s for the worst pattern over
-the longest value. That is the one residual: a row that makes *k* such calls runs *k*
-times that before SQLite next checks the deadline.
+connection, so results are SQLite's own.
+
+``LIKE`` and ``GLOB`` cost at most ``SQLITE_LIMIT_LIKE_PATTERN_LENGTH`` times the length
+limit a call (at the defaults, 64-byte patterns and 1 MB values, about 0.18 s for the
+worst pattern over the longest value), but a row may make many calls with no check
+between them: 40 in one row ran 40 s past a 1 s deadline. Overriding them everywhere
+would turn off the LIKE optimisation (an index on the column) and cost a Python call a
+row, so a statement that can make at most one call a row keeps the built-ins, and one
+that can make more (:func:`pattern_calls` counts the ``LIKE``/``GLOB`` words SQLite would
+read, and those of the database's views) runs on a connection whose ``like``/``glob``
+check the deadline before each call (``patterns=True``) and delegate to the built-ins.
 
 >>> import sqlite3
 >>> conn = sqlite3.connect(":memory:")
@@ -41,7 +46,7 @@ import sqlite3
 import time
 from typing import Any, Callable
 
-__all__ = ["BoundedFunctions", "WORK_PER_CALL"]
+__all__ = ["BoundedFunctions", "WORK_PER_CALL", "pattern_calls"]
 
 # Byte comparisons one call may do when its arguments are delegated to the built-in
 # (~10 ms at memcmp speed); Python's own searches are linear and need no such cap.
@@ -63,12 +68,20 @@ class BoundedFunctions:
     ``'interrupted'`` when the deadline had passed, else a message fit for a model.
     """
 
-    def __init__(self, conn: sqlite3.Connection, *, max_value_bytes: int) -> None:
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        *,
+        max_value_bytes: int,
+        patterns: bool = False,
+        max_pattern_bytes: int = 50_000,
+    ) -> None:
         self.deadline: float | None = None
         self.failure: str | None = None
         self.max_value_bytes = max_value_bytes
         self._builtin = sqlite3.connect(":memory:", check_same_thread=False)
         self._builtin.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, max_value_bytes)
+        self._builtin.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, max_pattern_bytes)
         functions: dict[tuple[str, int], Callable[..., Any]] = {
             ("instr", 2): self._instr,
             ("replace", 3): self._replace,
@@ -78,6 +91,9 @@ class BoundedFunctions:
             ("printf", -1): self._printf("printf"),
             ("format", -1): self._printf("format"),
         }
+        if patterns:
+            functions |= {("like", 2): self._pattern("like"), ("like", 3): self._pattern("like"),
+                          ("glob", 2): self._pattern("glob")}  # fmt: skip
         for (name, n_args), function in functions.items():
             conn.create_function(name, n_args, self._guarded(function), deterministic=True)
 
@@ -142,6 +158,18 @@ class BoundedFunctions:
 
         return trim
 
+    def _pattern(self, name: str) -> Callable[..., Any]:
+        statement = f"SELECT {name}(?, ?)"  # the built-in, on the private connection
+        with_escape = f"SELECT {name}(?, ?, ?)"
+
+        def match(*args: Any) -> Any:
+            try:
+                return self._builtin.execute(statement if len(args) == 2 else with_escape, args).fetchone()[0]
+            except sqlite3.Error as exc:
+                raise _Refused(str(exc)) from None  # SQLite's own words ("LIKE or GLOB pattern too complex")
+
+        return match
+
     def _printf(self, name: str) -> Callable[..., Any]:
         def printf(*args: Any) -> Any:
             if args and isinstance(args[0], (str, bytes)):
@@ -179,6 +207,27 @@ class BoundedFunctions:
                 raise _Refused(f"{name}(): {what} is too big")
             if conversion not in "%n":
                 position += 1
+
+
+# What SQLite's tokenizer reads as one token, for counting the words LIKE and GLOB: string
+# literals, quoted names and comments are skipped whole; an unterminated one only makes the
+# count larger, which is the safe side.
+_TOKENS = re.compile(
+    r"""'(?:[^']|'')*'|"(?:[^"]|"")*"|`(?:[^`]|``)*`|\[[^\]]*\]|--[^\n]*|/\*.*?(?:\*/|$)|([A-Za-z_][A-Za-z_0-9$]*)""",
+    re.S,
+)
+
+
+def pattern_calls(sql: str) -> int:
+    """How many ``LIKE``/``GLOB`` operators and ``like()``/``glob()`` calls ``sql`` holds:
+    the most calls one row of it can make with no deadline check between them.
+
+    >>> pattern_calls("SELECT * FROM t WHERE name LIKE 'a%' OR name NOT GLOB '*like*' -- glob")
+    2
+    >>> pattern_calls("SELECT [like], `glob` FROM t WHERE like('%x', name)")
+    1
+    """
+    return sum(1 for m in _TOKENS.finditer(sql) if m.group(1) and m.group(1).lower() in ("like", "glob"))
 
 
 def _size(value: Any) -> int:

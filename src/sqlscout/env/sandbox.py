@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from sqlscout.env.bounded_functions import BoundedFunctions
+from sqlscout.env.bounded_functions import BoundedFunctions, pattern_calls
 from sqlscout.env.escaped_names import escaped_image
 from sqlscout.env.readonly import SKIPPABLE, WRITE_VERBS, authorize, describe_error, leading_verb, refusal
 from sqlscout.env.schema import Schema, quote_identifier, read_schema
@@ -243,6 +243,10 @@ class Database(TurnClock):
         self.config = config or SandboxConfig()
         _check_sqlite_file(self.path, self.config)
         self._pool: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
+        # Connections whose like()/glob() check the deadline before each call, for the
+        # statements that can make several in one row (bounded_functions.pattern_calls).
+        self._pattern_pool: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
+        self._view_patterns: int | None = None  # LIKE/GLOB words in the database's views
         self._all: dict[sqlite3.Connection, BoundedFunctions] = {}
         self._lock = threading.Lock()
         self._schema: Schema | None = None
@@ -336,11 +340,23 @@ class Database(TurnClock):
         finally:
             conn.set_authorizer(authorize)
 
-    def _borrow(self) -> sqlite3.Connection:
+    def _borrow(self, patterns: bool = False) -> sqlite3.Connection:
         try:
-            return self._pool.get_nowait()
+            return (self._pattern_pool if patterns else self._pool).get_nowait()
         except queue.Empty:
-            return self._open()
+            return self._open(patterns=patterns)
+
+    def _many_pattern_calls(self, sql: str) -> bool:
+        """Whether one row of ``sql`` may call LIKE or GLOB more than once (the views it
+        may read counted too): each call may take ~0.2 s with no deadline check between."""
+        if self._view_patterns is None:
+            with self.connection() as conn:
+                views = conn.execute("SELECT sql FROM sqlite_schema WHERE type = 'view'").fetchall()
+            self._view_patterns = sum(pattern_calls(text or "") for (text,) in views)
+        lowered = sql.lower()
+        if lowered.count("like") + lowered.count("glob") + self._view_patterns <= 1:
+            return False  # no word to count (the common case: about 1 us against 20 to tokenize)
+        return pattern_calls(sql) + self._view_patterns > 1
 
     def execute(
         self,
@@ -386,16 +402,19 @@ class Database(TurnClock):
     def _execute_checked(self, sql: str, params: tuple[Any, ...], timeout: float, cap: int) -> QueryResult:
         """Run a statement :meth:`execute` has checked, on a pooled connection (in this
         process; :class:`~sqlscout.env.isolation.IsolatedDatabase` runs it in a worker)."""
+        patterns = self._many_pattern_calls(sql)
         held = self._held.conn
-        conn = held if held is not None else self._borrow()
+        # A statement with several LIKE/GLOB runs on a guarded connection, outside a
+        # snapshot if one is held (a read-only file: it sees the same rows).
+        conn = held if held is not None and not patterns else self._borrow(patterns)
         try:
             try:
                 return self._run(conn, sql, params, timeout, cap, lossy=False)
             except _NeedsLossyDecoding:
                 return self._run(conn, sql, params, timeout, cap, lossy=True)
         finally:
-            if held is None:
-                self._pool.put(conn)
+            if conn is not held:
+                (self._pattern_pool if patterns else self._pool).put(conn)
 
     def compile(self, sql: str) -> None:
         """Compile ``sql`` without running it (``EXPLAIN``), so that every check sees it.
@@ -416,7 +435,7 @@ class Database(TurnClock):
 
     # -- internals ---------------------------------------------------------------
 
-    def _open(self) -> sqlite3.Connection:
+    def _open(self, *, patterns: bool = False) -> sqlite3.Connection:
         uri = self.path.as_uri() + ("?mode=ro&immutable=1" if self.config.immutable else "?mode=ro")
         try:
             conn = sqlite3.connect(uri, uri=True, check_same_thread=False, isolation_level=None)
@@ -435,7 +454,12 @@ class Database(TurnClock):
         conn.setlimit(sqlite3.SQLITE_LIMIT_LENGTH, self.config.max_value_bytes)
         conn.setlimit(sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH, self.config.max_like_pattern_bytes)
         conn.setlimit(sqlite3.SQLITE_LIMIT_ATTACHED, 0)
-        bounded = BoundedFunctions(conn, max_value_bytes=self.config.max_value_bytes)
+        bounded = BoundedFunctions(
+            conn,
+            max_value_bytes=self.config.max_value_bytes,
+            patterns=patterns,
+            max_pattern_bytes=self.config.max_like_pattern_bytes,
+        )
         _connect_virtual_tables(conn)
         conn.set_authorizer(authorize)
         with self._lock:
