@@ -240,11 +240,24 @@ class EngineDatabase(TurnClock, ABC):
 
     def _watch(self, timeout: float, cancel: Any) -> threading.Timer:
         """A timer that cancels the statement from this side when its deadline passes
-        (the engine's own deadline, where it has one, comes first)."""
-        timer = threading.Timer(timeout + 0.05, cancel)
+        (the engine's own deadline, where it has one, comes first); its ``cancel()``
+        returns once the timer's thread has ended."""
+        timer = _Deadline(timeout + 0.05, cancel)
         timer.daemon = True
         timer.start()
         return timer
+
+
+class _Deadline(threading.Timer):
+    """A timer whose ``cancel()`` waits for its thread to end. The thread holds the
+    statement's cancel function, and with it the connection: left to end on its own, it
+    could drop the last reference while the interpreter exits, and DuckDB's destructor,
+    run in a thread being torn down, aborted the process (exit 134)."""
+
+    def cancel(self) -> None:
+        super().cancel()
+        if self is not threading.current_thread():
+            self.join()
 
 
 def _size(batch: list[tuple[Any, ...]]) -> int:
