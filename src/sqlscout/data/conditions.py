@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Iterable
 
 from sqlscout.data.subset import build_subset, table_names
-from sqlscout.env.sandbox import file_sha256
+from sqlscout.env.dbfile import file_sha256
 from sqlscout.errors import ConfigError, DataError
 from sqlscout.env.task import Task
 

@@ -46,7 +46,7 @@ import sqlite3
 import time
 from typing import Any, Callable
 
-__all__ = ["BoundedFunctions", "WORK_PER_CALL", "pattern_calls"]
+__all__ = ["BoundedFunctions", "WORK_PER_CALL", "pattern_calls", "several_pattern_calls"]
 
 # Byte comparisons one call may do when its arguments are delegated to the built-in
 # (~10 ms at memcmp speed); Python's own searches are linear and need no such cap.
@@ -228,6 +228,20 @@ def pattern_calls(sql: str) -> int:
     1
     """
     return sum(1 for m in _TOKENS.finditer(sql) if m.group(1) and m.group(1).lower() in ("like", "glob"))
+
+
+def several_pattern_calls(sql: str, in_views: int = 0) -> bool:
+    """Whether one row of ``sql`` may call LIKE or GLOB more than once, ``in_views`` being
+    the calls the views it may read hold: each call may take ~0.2 s with no deadline check
+    between them.
+
+    >>> several_pattern_calls("SELECT * FROM t WHERE a LIKE 'x%'"), several_pattern_calls("SELECT 1", 2)
+    (False, True)
+    """
+    lowered = sql.lower()
+    if lowered.count("like") + lowered.count("glob") + in_views <= 1:
+        return False  # no word to count (the common case: about 1 us against 20 to tokenize)
+    return pattern_calls(sql) + in_views > 1
 
 
 def _size(value: Any) -> int:

@@ -32,7 +32,6 @@ sqlscout.errors.QueryRefused: Refused: the database is read-only; only SELECT qu
 
 from __future__ import annotations
 
-import hashlib
 import marshal
 import os
 import queue
@@ -44,15 +43,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
-from sqlscout.env.bounded_functions import BoundedFunctions, pattern_calls
+from sqlscout.env.bounded_functions import BoundedFunctions, pattern_calls, several_pattern_calls
+from sqlscout.env.dbfile import check_sqlite_file, file_sha256
 from sqlscout.env.escaped_names import escaped_image
 from sqlscout.env.readonly import SKIPPABLE, WRITE_VERBS, authorize, describe_error, leading_verb, refusal
 from sqlscout.env.schema import Schema, quote_identifier, read_schema
 from sqlscout.errors import DatabaseError, QueryError, QueryRefused, QueryTimeout, QueryTooLarge
 
-__all__ = ["Database", "QueryResult", "SandboxConfig", "TurnClock", "file_sha256"]
-
-_SQLITE_HEADER = b"SQLite format 3\x00"
+__all__ = ["Database", "QueryResult", "SandboxConfig", "TurnClock"]
 
 class _ThreadState(threading.local):
     """Per thread: the connection of its :meth:`Database.snapshot` and the end of its
@@ -241,7 +239,7 @@ class Database(TurnClock):
     def __init__(self, path: str | os.PathLike[str], config: SandboxConfig | None = None) -> None:
         self.path = Path(path).expanduser().resolve()
         self.config = config or SandboxConfig()
-        _check_sqlite_file(self.path, self.config)
+        check_sqlite_file(self.path, immutable=self.config.immutable, live_wal=self.config.live_wal)
         self._pool: queue.SimpleQueue[sqlite3.Connection] = queue.SimpleQueue()
         # Connections whose like()/glob() check the deadline before each call, for the
         # statements that can make several in one row (bounded_functions.pattern_calls).
@@ -353,10 +351,7 @@ class Database(TurnClock):
             with self.connection() as conn:
                 views = conn.execute("SELECT sql FROM sqlite_schema WHERE type = 'view'").fetchall()
             self._view_patterns = sum(pattern_calls(text or "") for (text,) in views)
-        lowered = sql.lower()
-        if lowered.count("like") + lowered.count("glob") + self._view_patterns <= 1:
-            return False  # no word to count (the common case: about 1 us against 20 to tokenize)
-        return pattern_calls(sql) + self._view_patterns > 1
+        return several_pattern_calls(sql, self._view_patterns)
 
     def execute(
         self,
@@ -583,46 +578,3 @@ def _connect_virtual_tables(conn: sqlite3.Connection) -> None:
             conn.execute(f"SELECT 1 FROM {source} LIMIT 0").fetchall()
         except sqlite3.Error:
             continue
-
-
-def file_sha256(path: str | os.PathLike[str]) -> str:
-    """The sha256 of a file's bytes, read a megabyte at a time (a database's identity in
-    the result cache and the schema-condition builds)."""
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def _check_sqlite_file(path: Path, config: SandboxConfig) -> None:
-    if not path.exists():
-        raise DatabaseError(f"{path}: no such file; pass the path of a SQLite database.")
-    if not path.is_file():
-        raise DatabaseError(f"{path}: not a file; pass the path of a SQLite database.")
-    try:
-        with open(path, "rb") as handle:
-            header = handle.read(20)
-    except OSError as exc:
-        raise DatabaseError(f"{path}: cannot read ({exc.strerror}).") from None
-    if not header:
-        raise DatabaseError(f"{path}: empty (0 bytes), not a SQLite database; check the path.")
-    if header[: len(_SQLITE_HEADER)] != _SQLITE_HEADER:  # /proc files report size 0 and hold text
-        raise DatabaseError(f"{path}: not a SQLite database (bad header).")
-    # Bytes 18 and 19 are the file format's write and read versions; 2 means WAL mode.
-    if 2 not in header[18:20] or config.live_wal:
-        return
-    wal = Path(f"{path}-wal")
-    if not config.immutable:
-        raise DatabaseError(
-            f"{path}: a WAL-mode database; reading it would create or update {wal.name} and "
-            f"{path.name}-shm beside it. If the file does not change while sqlscout reads it, "
-            "open it as immutable (--immutable); if another program writes it, use "
-            "SandboxConfig(live_wal=True); or convert it once with "
-            f"sqlite3 {path.name} 'PRAGMA journal_mode=DELETE'."
-        )
-    if wal.exists() and wal.stat().st_size > 0:
-        raise DatabaseError(
-            f"{path}: {wal.name} holds changes not yet in the database, which immutable mode "
-            f"would not see; checkpoint it first: sqlite3 {path.name} 'PRAGMA wal_checkpoint(TRUNCATE)'."
-        )

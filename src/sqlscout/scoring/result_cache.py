@@ -47,7 +47,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Sequence
 
-from sqlscout.env.sandbox import file_sha256
+from sqlscout.env.dbfile import file_sha256
 from sqlscout.scoring.verdict import ExecResult
 
 __all__ = ["SPILL_CELLS", "ResultBundle", "ResultCache", "cacheable"]
