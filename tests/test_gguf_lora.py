@@ -91,6 +91,47 @@ def test_what_llama_cpp_cannot_take_is_one_config_error(tmp_path: Path) -> None:
     assert not (tmp_path / "head.gguf").exists()
 
 
+@pytest.mark.parametrize("dtype", ["f32", "f16"])
+def test_a_run_starts_from_written_adapters_with_their_values(tmp_path: Path, dtype: str) -> None:
+    """``model.lora.init``: a fresh policy takes a GGUF LoRA's (or a peft folder's) factors,
+    so a run can go on from a shipped preset when its checkpoints are gone."""
+    from sqlscout.train.gguf_lora import checkpoint_lora_gguf, load_lora_init
+
+    trained = _tiny_lora(r=4, alpha=8, seed=1)
+    trained.save_pretrained(str(tmp_path / "adapters"))
+    path = checkpoint_lora_gguf(tmp_path / "adapters", tmp_path / "lora.gguf", "qwen3", dtype=dtype)
+    for source in (path, tmp_path / "adapters"):
+        fresh = _tiny_lora(r=4, alpha=8, seed=1)
+        with torch.no_grad():  # a fresh adapter: B zero, A random (other than the trained one's)
+            for name, param in fresh.named_parameters():
+                if "lora_" in name:
+                    param.zero_() if "lora_B" in name else param.normal_(0, 1)
+        assert load_lora_init(fresh, source) == 7 * fresh.get_base_model().config.num_hidden_layers
+        want = dict(trained.named_parameters())
+        tolerance = 1e-3 if dtype == "f16" and source == path else 0.0
+        for name, param in fresh.named_parameters():
+            if "lora_" in name:
+                assert torch.allclose(param, want[name], atol=tolerance, rtol=tolerance), name
+    ids = torch.tensor([[1, 5, 9, 3]])
+    with torch.no_grad():
+        assert torch.allclose(fresh(input_ids=ids).logits, trained(input_ids=ids).logits, atol=1e-2 if dtype == "f16" else 1e-6)
+
+
+def test_adapters_that_do_not_fit_the_policy_are_one_config_error(tmp_path: Path) -> None:
+    from sqlscout.train.gguf_lora import export_lora_gguf, load_lora_init
+
+    path = export_lora_gguf(_tiny_lora(r=4, alpha=8), tmp_path / "lora.gguf")
+    with pytest.raises(ConfigError, match="set model.lora.r"):
+        load_lora_init(_tiny_lora(r=2, alpha=8), path)  # same alpha, other rank
+    with pytest.raises(ConfigError, match="set model.lora.alpha"):
+        load_lora_init(_tiny_lora(r=4, alpha=16), path)
+    with pytest.raises(ConfigError, match="not found"):
+        load_lora_init(_tiny_lora(), tmp_path / "missing.gguf")
+    (tmp_path / "not.gguf").write_bytes(b"GGUF" + b"\0" * 60)
+    with pytest.raises(ConfigError, match="cannot read|not a GGUF LoRA"):
+        load_lora_init(_tiny_lora(), tmp_path / "not.gguf")
+
+
 @pytest.mark.slow
 def test_llama_cpp_with_the_written_adapters_decodes_what_the_policy_does(qwen05_gguf: Path, tmp_path: Path) -> None:
     """The real 0.5B GGUF, dequantised into a LoRA policy whose adapters change its
@@ -230,4 +271,18 @@ def test_a_shipped_checkpoint_is_a_preset_whose_adapter_is_checked(tmp_path: Pat
         verified_adapter(preset.lora)
     with pytest.raises(ConfigError, match="holds no LoRA adapters"):
         ship_adapter(run, 8, "tiny-grpo", base="qwen2.5-coder-0.5b", dest=tmp_path / "adapters")
+    # A pool from several sources: each one's databases; one on an evaluation database is refused.
+    written = tmp_path / "written.jsonl"
+    written.write_text('{"db_id": "farm", "question": "q", "query": "SELECT 1", "checked": true}\n'
+                       '{"db_id": "geo", "question": "q", "query": "SELECT 1", "checked": false}\n')  # fmt: skip
+    config = config_to_dict(load_config(REPO / "configs" / "grpo-cpu-qwen2.5-coder-0.5b-run3.yaml"))
+    config["data"]["also"][0]["path"] = str(written)
+    (run / "config.yaml").write_text(yaml.safe_dump(config))
+    m = json.loads(ship_adapter(run, 7, "tiny-grpo", base="qwen2.5-coder-0.5b", dest=tmp_path / "adapters").read_text())
+    assert m["split"]["train_databases"] == sorted(["farm", "employee_hire_evaluation", "network_1", "poker_player", "tvshow", "world_1"])
+    assert m["trained"].endswith("(spider dev-tune + jsonl written.jsonl), from sqlscout-0.5b-grpo.gguf")
+    config["data"]["also"].append({"benchmark": "spider", "split": "dev", "db_ids": ["concert_singer"]})
+    (run / "config.yaml").write_text(yaml.safe_dump(config))
+    with pytest.raises(ConfigError, match=r"trained on evaluation databases \(concert_singer\)"):
+        ship_adapter(run, 7, "tiny-grpo", base="qwen2.5-coder-0.5b", dest=tmp_path / "adapters")
 

@@ -42,5 +42,10 @@ def test_questions_are_written_checked_by_execution_and_resumed(tmp_path: Path) 
     assert [json.loads(line)["question_id"] for line in out.read_text().splitlines()] == ["1", "3"]
     with Runner(ScriptedBackend(_reply), config) as runner:
         assert list(synthesize(items, where, runner, out)) == []  # resumed: nothing left to write
+    # The trainer reads the file as a JSONL benchmark: the checked question only, with its gold query.
+    from sqlscout.data import load_tasks
+
+    [task] = load_tasks("jsonl", out, db_root=SPIDER_DB)
+    assert (task.question_id, task.question, task.gold_sql, task.db_id) == ("1", "How many singers are there?", "SELECT count(*) FROM singer", "concert_singer")
     # The training databases are kept apart from every Spider dev database.
     assert not SPIDER_DEV_DATABASES & {"department_management", "train_only_db"}

@@ -135,6 +135,29 @@ def _questions(cfg) -> dict[str, str]:
     return {t.question: t.gold_sql for t in load_questions(cfg.data)}
 
 
+def test_a_pool_from_several_sources_keeps_each_ones_filters_and_ids_apart(tmp_path):
+    """``data.also``: Spider's questions and the ones ``sqlscout questions`` wrote (checked
+    by execution; the unchecked ones left out) in one training pool."""
+    from sqlscout.train.questions import load_questions
+
+    written = tmp_path / "written.jsonl"
+    written.write_text(
+        json.dumps({"question_id": "0", "db_id": "concert_singer", "question": "How many singers are there?",
+                    "query": "SELECT count(*) FROM singer", "checked": True}) + "\n"
+        + json.dumps({"question_id": "1", "db_id": "concert_singer", "question": "Which singers?",
+                      "query": "SELECT name FROM singer WHERE age > 40", "checked": False}) + "\n"
+    )  # fmt: skip
+    data = tiny_config(tmp_path)["data"]
+    data["also"] = [{"benchmark": "jsonl", "path": str(written), "db_root": str(SPIDER / "database"), "split": None}]
+    pool = load_questions(config_from_dict({**tiny_config(tmp_path), "data": data}).data)
+    spider = load_questions(config_from_dict(tiny_config(tmp_path)).data)
+    assert pool[: len(spider)] == spider and len(pool) == len(spider) + 1
+    assert (pool[-1].question_id, pool[-1].gold_sql) == ("1:0", "SELECT count(*) FROM singer")
+    assert len({t.question_id for t in pool}) == len(pool)
+    with pytest.raises(ConfigError, match=r"data\.also\.0\.benchmark"):
+        config_from_dict({**tiny_config(tmp_path), "data": {**data, "also": [{"benchmark": "nope"}]}})
+
+
 def test_resume_after_a_crash_matches_an_uninterrupted_run(tmp_path):
     base = tiny_config(tmp_path, steps=4, checkpoint={"every": 2, "keep": 2}, telemetry={"tensorboard": False})
     base["rollout"]["episode"].update(max_rounds=1, max_turn_tokens=256)
@@ -258,6 +281,50 @@ def test_the_weights_of_an_evaluated_step_outlive_its_pruned_checkpoint(tmp_path
     assert latest_checkpoint(Path(cfg.out)).name == "step-000003"
     (root / "step-000003" / "trainer_state.json").unlink()  # an unfinished last checkpoint
     assert latest_checkpoint(Path(cfg.out)) is None  # step 2 is no place to resume from
+
+
+def test_a_run_starts_from_another_runs_adapters_and_resumes_without_them(tmp_path):
+    """``model.lora.init``: a fresh run takes trained adapters (a run's checkpoints can be
+    lost with its machine; its shipped adapters are not); a resumed one its checkpoint's."""
+    import shutil
+
+    from safetensors.torch import load_file
+
+    from sqlscout.train.model import build_policy
+
+    data = tiny_config(tmp_path, steps=1, checkpoint={"every": 1, "keep": 1}, telemetry={"tensorboard": False})
+    data["rollout"]["episode"].update(max_rounds=1, max_turn_tokens=256)
+    data["rollout"]["group_size"] = 3
+    data["model"]["lora"] = {"enabled": True, "r": 4, "alpha": 8}
+    data["optim"]["warmup_ratio"] = 0.0
+    first = config_from_dict(data)
+    backend = scripted_backend(_questions(first))
+    train(first, backend=backend)
+    shutil.copytree(latest_checkpoint(Path(first.out)) / "model", tmp_path / "init")
+    trained = load_file(str(tmp_path / "init" / "adapter_model.safetensors"))
+    assert any(float(w.abs().sum()) > 0 for k, w in trained.items() if "lora_B" in k)  # step 1 moved the adapters
+
+    data["model"]["lora"]["init"] = str(tmp_path / "init")
+    second = config_from_dict({**data, "out": str(tmp_path / "second"), "steps": 2})
+    policy = build_policy(second.model, kl_enabled=True, seed=second.seed)
+    own = {k.replace(".default.", "."): v for k, v in policy.model.state_dict().items() if "lora_" in k}
+    assert set(own) == set(trained) and all(torch_equal(own[k], trained[k]) for k in trained)
+
+    def stop_after_one(row: dict) -> None:
+        if row["step"] == 1:
+            raise Interrupted
+
+    with pytest.raises(Interrupted):
+        train(second, backend=backend, on_step=stop_after_one)
+    shutil.rmtree(tmp_path / "init")  # a resumed run reads its checkpoint, not the adapters it started from
+    train(second, backend=backend)
+    assert [r["step"] for r in rows(tmp_path / "second")] == [1, 2]
+
+
+def torch_equal(a, b) -> bool:
+    import torch
+
+    return bool(torch.equal(a, b))
 
 
 def test_a_steps_peak_memory_is_its_own():

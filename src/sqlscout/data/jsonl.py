@@ -1,8 +1,11 @@
 """The generic format: one JSON object per line.
 
-Fields: ``question`` and ``sql`` (required); ``db_path`` or ``db_id`` (one of them);
-``evidence``, ``difficulty``, ``question_id`` (optional; the default id is the line's
-number among the file's questions, from 0). A relative ``db_path`` is read relative to
+Fields: ``question`` and ``sql`` (required; ``query``, Spider's name, is taken for
+``sql``); ``db_path`` or ``db_id`` (one of them); ``evidence``, ``difficulty``,
+``question_id`` (optional; the default id is the line's number among the file's
+questions, from 0). A line with ``"checked": false`` is left out: ``sqlscout questions``
+writes it for a question that failed its check by execution, and keeps it in the file
+only so that a resumed run does not write it again. A relative ``db_path`` is read relative to
 the JSONL file; a ``db_id`` is looked up under the database root as
 ``<root>/<db_id>/<db_id>.sqlite`` or ``<root>/<db_id>.sqlite`` (or ``.db``). Any other
 field is kept in ``meta``.
@@ -28,7 +31,7 @@ from sqlscout.env.task import Task
 
 __all__ = ["load_jsonl"]
 
-_FIELDS = frozenset({"question", "sql", "db_path", "db_id", "evidence", "difficulty", "question_id"})
+_FIELDS = frozenset({"question", "sql", "query", "checked", "db_path", "db_id", "evidence", "difficulty", "question_id"})
 
 
 def load_jsonl(
@@ -43,6 +46,8 @@ def load_jsonl(
     tasks: list[Task] = []
     seen: dict[str, str] = {}
     for record in read_jsonl(path, "JSONL questions file"):
+        if record.data.get("checked") is False:
+            continue
         task = _task(record, len(tasks), path.parent, root, evidence)
         if task.question_id in seen:
             raise record.error(f"question_id {task.question_id} repeats {seen[task.question_id]}.")
@@ -68,11 +73,12 @@ def _task(record: Record, index: int, folder: Path, root: Path | None, evidence:
     else:
         raise record.error("needs 'db_path' (a SQLite file or a database URL) or 'db_id' (a database under --db-root).")
     note = record.text("evidence", required=False)
+    sql = record.text("query" if "query" in record.data and "sql" not in record.data else "sql")
     return Task(
         question_id=record.ident("question_id", required=False) or str(index),
         question=record.text("question") or "",
         db_path=resolved,
-        gold_sql=record.text("sql"),
+        gold_sql=sql,
         evidence=note if evidence else None,
         difficulty=record.text("difficulty", required=False),
         db_id=db_id,

@@ -14,7 +14,9 @@ databases only (``dev-tune``: 316 human-written questions); its held-out curves 
 reported figures come from the reporting databases and Spider-DK, so no evaluated
 database is ever trained on. Spider's 144 training databases are disjoint from dev by
 construction (:data:`SPIDER_DEV_DATABASES` lists what ``sqlscout questions`` keeps out
-when it writes questions for their gold SQL).
+when it writes questions for their gold SQL); run 3
+(``configs/grpo-cpu-qwen2.5-coder-0.5b-run3.yaml``) adds such questions, checked by
+execution, from ``configs/data/spider-train-questions.jsonl``.
 
 >>> len(SPIDER_DEV_TUNE) + len(SPIDER_DEV_REPORT)
 20

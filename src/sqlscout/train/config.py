@@ -83,6 +83,10 @@ class LoraConfig(_Section):
         alpha: scaling numerator (lora_alpha).
         dropout: adapter dropout in [0, 1).
         target_modules: module names to adapt; ``all-linear`` adapts every linear layer.
+        init: start the adapters from trained ones instead of zero: a GGUF LoRA (a shipped
+            preset's ``.gguf``, a run's ``eval-step-N`` export) or a peft adapter folder.
+            Its rank must be ``r``; its alpha / r scale is carried over. Only a fresh run
+            reads it (a resumed run takes its checkpoint's weights).
     """
 
     enabled: StrictBool = False
@@ -90,6 +94,7 @@ class LoraConfig(_Section):
     alpha: StrictInt = 32
     dropout: Number = Field(0.0, ge=0, lt=1)
     target_modules: tuple[StrictStr, ...] = Field(("all-linear",), min_length=1)
+    init: StrictStr | None = None
 
 
 class ModelConfig(_Section):
@@ -152,6 +157,9 @@ class DataConfig(_Section):
         evidence: show BIRD-style evidence notes when the benchmark has them.
         db_root: where the databases are when not in the benchmark's own layout.
         cache_dir: where SQaLe's databases are materialised (required for SQaLe).
+        also: further sources (each a section like this one, with its own filters)
+            whose questions are appended to this one's, in order: one pool from several
+            benchmarks.
     """
 
     benchmark: Literal["sqale", "bird", "spider", "spider-dk", "jsonl"] = "sqale"
@@ -167,6 +175,7 @@ class DataConfig(_Section):
     evidence: StrictBool = True
     db_root: StrictStr | None = None
     cache_dir: StrictStr | None = None
+    also: tuple[DataConfig, ...] = ()
 
 
 class HeldOutEvalConfig(_Section):

@@ -17,11 +17,12 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from sqlscout.errors import ConfigError
 
-__all__ = ["checkpoint_lora_gguf", "export_lora_gguf", "gguf_architecture", "lora_tensor_name", "write_lora_gguf"]
+__all__ = ["checkpoint_lora_gguf", "export_lora_gguf", "gguf_architecture", "load_lora_init", "lora_tensor_name", "read_lora_gguf",
+           "write_lora_gguf"]
 
 # transformers' module name inside a decoder layer -> llama.cpp's tensor name
 _LAYER_TENSORS = {
@@ -130,3 +131,97 @@ def write_lora_gguf(path: Path, model_type: str | None, alpha: float, pairs: Seq
     writer.close()
     partial.replace(path)
     return path
+
+
+def read_lora_gguf(path: Path) -> tuple[float, dict[str, tuple[Any, Any]]]:
+    """(alpha, {llama.cpp base tensor name: (A of shape (r, in), B of shape (out, r))}) of
+    a GGUF LoRA adapter, as float32 NumPy arrays: what :func:`write_lora_gguf` wrote."""
+    import gguf
+    import numpy as np
+
+    try:
+        reader = gguf.GGUFReader(str(path))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"cannot read {path} as a GGUF LoRA adapter ({exc})") from None
+    field = reader.fields.get("adapter.lora.alpha")
+    kind = reader.fields.get("adapter.type")
+    if field is None or kind is None or bytes(kind.parts[kind.data[0]]).decode("utf-8") != "lora":
+        raise ConfigError(f"{path} is not a GGUF LoRA adapter (no adapter.type lora / adapter.lora.alpha)")
+    alpha = float(field.parts[field.data[0]][0])
+    factors: dict[str, dict[str, Any]] = {}
+    for tensor in reader.tensors:
+        base, _, suffix = tensor.name.rpartition(".")
+        if suffix in ("lora_a", "lora_b"):
+            # GGUF lists a tensor's dimensions innermost first; the data is laid out row-major
+            shape = tuple(int(d) for d in reversed(tensor.shape.tolist()))
+            factors.setdefault(base, {})[suffix] = np.array(tensor.data, dtype=np.float32).reshape(shape)
+    pairs = {base: (f["lora_a"], f["lora_b"]) for base, f in factors.items() if len(f) == 2}
+    if not pairs:
+        raise ConfigError(f"{path} holds no lora_a / lora_b tensor pairs")
+    return alpha, pairs
+
+
+def _peft_module(name: str) -> str:
+    """A LoRA module's name without peft's wrapper prefix (``base_model.model.``).
+
+    >>> _peft_module("base_model.model.model.layers.0.mlp.up_proj")
+    'model.layers.0.mlp.up_proj'
+    """
+    return name.removeprefix("base_model.model.")
+
+
+def load_lora_init(model: Any, source: str | Path, adapter: str = "default") -> int:
+    """Copy trained LoRA factors into ``model``'s (a peft model) adapter ``adapter``: from
+    a GGUF LoRA file or a peft adapter folder (``adapter_model.safetensors``). Every
+    adapted module must find its factors with the adapter's rank, and the file's alpha /
+    r scale must be the adapter's. Returns how many modules were loaded.
+
+    Raises:
+        ConfigError: one line naming what does not match.
+    """
+    import torch
+
+    source = Path(source).expanduser()
+    config = model.peft_config[adapter]
+    key: Callable[[str], str] = lora_tensor_name  # a GGUF names modules as llama.cpp does
+    if source.is_dir():
+        import json
+
+        from safetensors.torch import load_file
+
+        files = source / "adapter_config.json", source / "adapter_model.safetensors"
+        if not all(f.is_file() for f in files):
+            raise ConfigError(f"model.lora.init: {source} has no adapter_config.json and adapter_model.safetensors (a peft adapter folder)")
+        saved = json.loads(files[0].read_text(encoding="utf-8"))
+        alpha = _alpha(saved["lora_alpha"], saved["r"], saved.get("use_rslora", False))
+        state = load_file(str(files[1]))
+        key = _peft_module  # a peft folder by transformers' module names: any architecture
+        pairs = {
+            key(name[: -len(".lora_A.weight")]): (weight, state[name.replace(".lora_A.", ".lora_B.")])
+            for name, weight in state.items()
+            if name.endswith(".lora_A.weight")
+        }
+    elif source.is_file():
+        alpha, pairs = read_lora_gguf(source)
+    else:
+        raise ConfigError(f"model.lora.init: {source} not found (a GGUF LoRA file or a peft adapter folder)")
+    own = _alpha(config.lora_alpha, config.r, config.use_rslora)
+    if abs(alpha - own) > 1e-6 * max(1.0, abs(own)):
+        raise ConfigError(f"model.lora.init: {source.name} scales by alpha {alpha:g} / r, the policy by {own:g} / r: set model.lora.alpha to match")
+    loaded = 0
+    with torch.no_grad():
+        for name, module in model.named_modules():
+            if adapter not in (getattr(module, "lora_A", None) or {}):
+                continue
+            base = key(name)
+            if base not in pairs:
+                raise ConfigError(f"model.lora.init: {source.name} has no factors for {base}: it adapts other modules than model.lora.target_modules")
+            for target, value in zip((module.lora_A[adapter].weight, module.lora_B[adapter].weight), pairs[base]):
+                value = torch.as_tensor(value, dtype=target.dtype)
+                if tuple(value.shape) != tuple(target.shape):
+                    raise ConfigError(f"model.lora.init: {base} is {tuple(value.shape)} in {source.name}, {tuple(target.shape)} here: set model.lora.r to the adapter's rank")
+                target.copy_(value)
+            loaded += 1
+    if loaded != len(pairs):
+        raise ConfigError(f"model.lora.init: {source.name} adapts {len(pairs)} modules, the policy {loaded}: set model.lora.target_modules to match")
+    return loaded

@@ -116,7 +116,8 @@ def train(
 
     # -- the policy, its questions, its optimizer ---------------------------------
     kl = KLController(config.kl)
-    policy = build_policy(config.model, kl_enabled=kl.enabled, seed=config.seed)
+    fresh = not resume or latest_checkpoint(out) is None  # a resumed run takes its checkpoint's weights
+    policy = build_policy(config.model, kl_enabled=kl.enabled, seed=config.seed, init_adapters=fresh)
     pool, held_out = _questions(config)
     if config.rollout.questions_per_step > len(pool):
         raise ConfigError(f"rollout.questions_per_step ({config.rollout.questions_per_step}) exceeds the {len(pool)} training questions")

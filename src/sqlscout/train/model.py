@@ -183,8 +183,9 @@ def _eos_ids(model: torch.nn.Module) -> set[int]:
     return {int(eos)} if isinstance(eos, int) else {int(e) for e in eos}
 
 
-def build_policy(config: ModelConfig, *, kl_enabled: bool, seed: int) -> PolicyModel:
-    """Load or build the policy, add adapters if asked, and set up its reference."""
+def build_policy(config: ModelConfig, *, kl_enabled: bool, seed: int, init_adapters: bool = True) -> PolicyModel:
+    """Load or build the policy, add adapters if asked (from ``lora.init`` when
+    ``init_adapters``), and set up its reference."""
     tokenizer = load_tokenizer(config)
     model = _build_model(config, seed)
     check_tokenizer(model, tokenizer)
@@ -203,6 +204,10 @@ def build_policy(config: ModelConfig, *, kl_enabled: bool, seed: int) -> PolicyM
             task_type="CAUSAL_LM",
         )
         model = get_peft_model(model, peft_config)
+        if config.lora.init is not None and init_adapters:
+            from sqlscout.train.gguf_lora import load_lora_init
+
+            load_lora_init(model, config.lora.init)
     elif kl_enabled:
         reference = copy.deepcopy(model).eval()
         for p in reference.parameters():

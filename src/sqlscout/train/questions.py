@@ -6,6 +6,7 @@ what makes "data position" in a checkpoint meaningful.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from pathlib import Path
 from typing import Any, Sequence
@@ -21,7 +22,16 @@ __all__ = ["length_keys", "load_questions", "split_held_out"]
 
 
 def load_questions(data: DataConfig) -> list[Task]:
-    """The questions ``data`` selects, in the loader's order."""
+    """The questions ``data`` selects, in the loader's order, then those of each of its
+    ``also`` sources (filtered by their own settings) in theirs; the k-th ``also``
+    source's ids get the prefix ``k:`` (from 1) so that no two questions share one."""
+    tasks = _load_source(data)
+    for k, more in enumerate(data.also, 1):
+        tasks += [dataclasses.replace(t, question_id=f"{k}:{t.question_id}") for t in load_questions(more)]
+    return tasks
+
+
+def _load_source(data: DataConfig) -> list[Task]:
     from sqlscout.data import load_tasks
     from sqlscout.evaluation.run import select_tasks
 

@@ -29,7 +29,7 @@ def ship_adapter(run: Path, step: int, name: str, *, base: str, dest: Path = ADA
                  measured: dict[str, Any] | None = None) -> Path:  # fmt: skip
     """Write run ``run``'s checkpoint of ``step`` as preset ``name`` over base preset
     ``base``; returns the manifest's path."""
-    from sqlscout.data.splits import SPIDER_DEV_REPORT, SPIDER_DEV_TUNE
+    from sqlscout.data.splits import SPIDER_DEV_REPORT
     from sqlscout.train.config import config_to_dict, load_config
     from sqlscout.train.gguf_lora import checkpoint_lora_gguf
 
@@ -41,6 +41,9 @@ def ship_adapter(run: Path, step: int, name: str, *, base: str, dest: Path = ADA
     base_preset = get_preset(base)
     if base_preset.gguf is None or Path(str(config.model.name_or_path)).name != base_preset.gguf.filename:
         raise ConfigError(f"{run} trained {config.model.name_or_path}, not the {base} preset's GGUF")
+    trained_on = _training_databases(config)
+    if set(trained_on) & set(SPIDER_DEV_REPORT):
+        raise ConfigError(f"{run} trained on evaluation databases ({', '.join(sorted(set(trained_on) & set(SPIDER_DEV_REPORT)))}): its figures would not be held out")
     dest.mkdir(parents=True, exist_ok=True)
     adapter = checkpoint_lora_gguf(model_dir, dest / f"{name}.gguf", "qwen2", dtype="f16")
     data = adapter.read_bytes()
@@ -51,20 +54,46 @@ def ship_adapter(run: Path, step: int, name: str, *, base: str, dest: Path = ADA
         "filename": adapter.name,
         "sha256": hashlib.sha256(data).hexdigest(),
         "size": len(data),
-        "trained": f"GRPO + LoRA r {config.model.lora.r}, step {step} of {run.name} ({config.data.benchmark} {config.data.split})",
+        "trained": f"GRPO + LoRA r {config.model.lora.r}, step {step} of {run.name} ("
+                   + " + ".join(f"{d.benchmark} {d.split or Path(str(d.path)).name}" for d in (config.data, *config.data.also)) + ")"
+                   + (f", from {Path(config.model.lora.init).name}" if config.model.lora.init else ""),
         "step": step,
         "episode": resolved["rollout"]["episode"],
         # the held-out evaluation's temperature (greedy in the recipe), not the rollouts'
         # (raised to explore): the preset answers as the figures it ships with were measured
         "sampling": {"temperature": config.eval.temperature,
                      **{k: resolved["rollout"]["sampling"][k] for k in ("top_p", "top_k")}},
-        "split": {"train_databases": list(SPIDER_DEV_TUNE), "evaluation_databases": list(SPIDER_DEV_REPORT) + ["Spider-DK"]},
+        "split": {"train_databases": trained_on, "evaluation_databases": list(SPIDER_DEV_REPORT) + ["Spider-DK"]},
         "measured": measured or {},
         "config": resolved,
     }
     path = dest / f"{name}.json"
     path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return path
+
+
+def _training_databases(config: Any) -> list[str]:
+    """The databases a run's pool draws from, without loading it: Spider's named tuning
+    split, a ``db_ids`` filter, and the databases a JSONL source's questions name."""
+    from sqlscout.data.splits import SPIDER_DEV_TUNE
+
+    names: set[str] = set()
+    for source in (config.data, *config.data.also):
+        if source.db_ids:
+            names |= set(source.db_ids)
+        elif source.benchmark == "spider" and source.split == "dev-tune":
+            names |= set(SPIDER_DEV_TUNE)
+        elif source.benchmark == "jsonl" and source.path:
+            path = Path(source.path).expanduser()
+            try:
+                lines = path.read_text(encoding="utf-8").splitlines()
+            except OSError as exc:
+                raise ConfigError(f"cannot read the run's questions {path} to list its databases ({exc.strerror})") from None
+            records = [json.loads(line) for line in lines if line.strip()]
+            names |= {r["db_id"] for r in records if r.get("checked") is not False and r.get("db_id")}
+        else:
+            raise ConfigError(f"cannot tell which databases {source.benchmark} {source.split} covers: give data.db_ids")
+    return sorted(names)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
