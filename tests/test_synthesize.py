@@ -49,3 +49,28 @@ def test_questions_are_written_checked_by_execution_and_resumed(tmp_path: Path) 
     assert (task.question_id, task.question, task.gold_sql, task.db_id) == ("1", "How many singers are there?", "SELECT count(*) FROM singer", "concert_singer")
     # The training databases are kept apart from every Spider dev database.
     assert not SPIDER_DEV_DATABASES & {"department_management", "train_only_db"}
+
+
+def test_gold_queries_on_missing_databases_are_left_out_after_the_draw(tmp_path: Path) -> None:
+    """Spider's train_gold.sql names baseball_1 and soccer_1, whose files are not in its
+    folder: the command stopped at the first of them, on every resume."""
+    import subprocess
+    import sys
+
+    from sqlscout.data.synthesize import present_items
+
+    gold = tmp_path / "gold.sql"
+    gold.write_text(GOLD)
+    items = sample_items(read_gold_sql(gold), None, 0)
+    kept, missing = present_items(items, lambda db_id: SPIDER_DB / db_id / f"{db_id}.sqlite")
+    assert [i.item_id for i in kept] == ["1", "3"] and missing == {"train_only_db": 1}
+    only_missing = tmp_path / "missing.sql"
+    only_missing.write_text("SELECT 1\ttrain_only_db\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "sqlscout.cli.main", "questions", str(only_missing), "--db-root", str(SPIDER_DB),
+         "--out", str(tmp_path / "q.jsonl")],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr
+    assert "no database of these gold queries is under" in done.stderr and "train_only_db" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1

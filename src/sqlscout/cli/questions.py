@@ -26,12 +26,20 @@ def questions_command(
     from sqlscout.cli.settings import resolve_settings
     from sqlscout.data.databases import find_database
     from sqlscout.data.splits import SPIDER_DEV_DATABASES
-    from sqlscout.data.synthesize import read_gold_sql, sample_items, synthesize
+    from sqlscout.data.synthesize import present_items, read_gold_sql, sample_items, synthesize
     from sqlscout.models import open_backend
     from sqlscout.runner import RunMode, Runner, RunnerConfig
 
+    def where(db_id: str) -> Path:
+        return find_database(db_id, [db_root], flat=True)
+
     try:
-        items = sample_items(read_gold_sql(gold), limit, seed, exclude_db_ids=SPIDER_DEV_DATABASES)
+        items, missing = present_items(sample_items(read_gold_sql(gold), limit, seed, exclude_db_ids=SPIDER_DEV_DATABASES), where)
+        if missing and not items:
+            fail(f"no database of these gold queries is under {db_root} ({', '.join(sorted(missing))}); pass --db-root the folder holding <db_id>/<db_id>.sqlite")
+        if missing:
+            listing = ", ".join(f"{db} ({n})" for db, n in sorted(missing.items()))
+            err_console.print(f"skipped {sum(missing.values())} gold queries whose databases are not under {db_root}: {listing}", highlight=False)
         settings = resolve_settings(model)
         backend = open_backend(model, None, episodes=batch, token_budget=settings.episode.token_budget, threads=threads)
     except SqlscoutError as exc:
@@ -43,7 +51,7 @@ def questions_command(
     kept = seen = 0
     with backend, Runner(backend, config) as runner:
         try:
-            for record in synthesize(items, lambda db_id: find_database(db_id, [db_root], flat=True), runner, out, batch=batch):
+            for record in synthesize(items, where, runner, out, batch=batch):
                 seen += 1
                 kept += record["checked"]
                 if seen % 10 == 0:

@@ -27,7 +27,7 @@ from sqlscout.env.schema_text import schema_text
 from sqlscout.env.task import Task
 from sqlscout.errors import DataError
 
-__all__ = ["GoldItem", "QUESTION_SYSTEM", "question_messages", "read_gold_sql", "synthesize"]
+__all__ = ["GoldItem", "QUESTION_SYSTEM", "present_items", "question_messages", "read_gold_sql", "synthesize"]
 
 QUESTION_SYSTEM = (
     "You write the question a SQL query answers. Given a database schema and a SQLite query, reply with one "
@@ -144,6 +144,24 @@ def _done(out: Path) -> set[str]:
         except (ValueError, KeyError, TypeError):
             continue  # a torn last line: that item is written again
     return ids
+
+
+def present_items(items: Sequence[GoldItem], db_path: Callable[[str], Path]) -> tuple[list[GoldItem], dict[str, int]]:
+    """(the items whose database file is there, {missing db_id: items left out}).
+
+    Spider's ``train_gold.sql`` names two databases its folder does not hold
+    (``baseball_1``, ``soccer_1``); they are left out after the draw, so that the same
+    ``--limit``/``--seed`` draws the same items wherever the files are.
+    """
+    missing: dict[str, int] = {}
+    there: dict[str, bool] = {}
+    kept = []
+    for item in items:
+        if there.setdefault(item.db_id, db_path(item.db_id).is_file()):
+            kept.append(item)
+        else:
+            missing[item.db_id] = missing.get(item.db_id, 0) + 1
+    return kept, missing
 
 
 def sample_items(items: Sequence[GoldItem], limit: int | None, seed: int, exclude_db_ids: frozenset[str] = frozenset()) -> list[GoldItem]:
