@@ -19,6 +19,7 @@ from __future__ import annotations
 import json
 import random
 import re
+from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator, Sequence
@@ -153,15 +154,9 @@ def present_items(items: Sequence[GoldItem], db_path: Callable[[str], Path]) -> 
     (``baseball_1``, ``soccer_1``); they are left out after the draw, so that the same
     ``--limit``/``--seed`` draws the same items wherever the files are.
     """
-    missing: dict[str, int] = {}
-    there: dict[str, bool] = {}
-    kept = []
-    for item in items:
-        if there.setdefault(item.db_id, db_path(item.db_id).is_file()):
-            kept.append(item)
-        else:
-            missing[item.db_id] = missing.get(item.db_id, 0) + 1
-    return kept, missing
+    there = {db_id: db_path(db_id).is_file() for db_id in {i.db_id for i in items}}
+    missing = Counter(i.db_id for i in items if not there[i.db_id])
+    return [i for i in items if there[i.db_id]], dict(missing)
 
 
 def sample_items(items: Sequence[GoldItem], limit: int | None, seed: int, exclude_db_ids: frozenset[str] = frozenset()) -> list[GoldItem]:

@@ -84,9 +84,9 @@ class LoraConfig(_Section):
         dropout: adapter dropout in [0, 1).
         target_modules: module names to adapt; ``all-linear`` adapts every linear layer.
         init: start the adapters from trained ones instead of zero: a GGUF LoRA (a shipped
-            preset's ``.gguf``, a run's ``eval-step-N`` export) or a peft adapter folder.
-            Its rank must be ``r``; its alpha / r scale is carried over. Only a fresh run
-            reads it (a resumed run takes its checkpoint's weights).
+            preset's ``.gguf``) or a peft adapter folder (a checkpoint's ``model/``). Its
+            rank and alpha must be ``r`` and ``alpha``. Only a fresh run reads it (a
+            resumed run takes its checkpoint's weights).
     """
 
     enabled: StrictBool = False

@@ -68,18 +68,25 @@ def checkpoint_lora_gguf(adapters: Path, path: Path, model_type: str, *, dtype: 
     """Write the LoRA adapter a checkpoint saved (peft's ``adapter_model.safetensors`` and
     ``adapter_config.json`` in ``adapters``) to ``path`` as a GGUF LoRA (``dtype`` ``f32``
     or ``f16``, half the size, for shipping), without loading the model it adapts."""
+    alpha, pairs = _read_peft_adapters(Path(adapters))
+    return write_lora_gguf(path, model_type, alpha, pairs, dtype=dtype)
+
+
+def _read_peft_adapters(folder: Path) -> tuple[float, list[tuple[str, Any, Any]]]:
+    """(llama.cpp's alpha, [(module name, A, B)] in name order) of the adapter peft saved
+    in ``folder`` (``adapter_config.json`` and ``adapter_model.safetensors``)."""
     import json
 
     from safetensors.torch import load_file
 
-    config = json.loads((Path(adapters) / "adapter_config.json").read_text(encoding="utf-8"))
-    state = load_file(str(Path(adapters) / "adapter_model.safetensors"))
+    config = json.loads((folder / "adapter_config.json").read_text(encoding="utf-8"))
+    state = load_file(str(folder / "adapter_model.safetensors"))
     pairs = [
         (key[: -len(".lora_A.weight")], weight, state[key.replace(".lora_A.", ".lora_B.")])
         for key, weight in sorted(state.items())
         if key.endswith(".lora_A.weight")
     ]
-    return write_lora_gguf(path, model_type, _alpha(config["lora_alpha"], config["r"], config.get("use_rslora", False)), pairs, dtype=dtype)
+    return _alpha(config["lora_alpha"], config["r"], config.get("use_rslora", False)), pairs
 
 
 def gguf_architecture(path: Path) -> str:
@@ -185,22 +192,11 @@ def load_lora_init(model: Any, source: str | Path, adapter: str = "default") -> 
     config = model.peft_config[adapter]
     key: Callable[[str], str] = lora_tensor_name  # a GGUF names modules as llama.cpp does
     if source.is_dir():
-        import json
-
-        from safetensors.torch import load_file
-
-        files = source / "adapter_config.json", source / "adapter_model.safetensors"
-        if not all(f.is_file() for f in files):
+        if not all((source / name).is_file() for name in ("adapter_config.json", "adapter_model.safetensors")):
             raise ConfigError(f"model.lora.init: {source} has no adapter_config.json and adapter_model.safetensors (a peft adapter folder)")
-        saved = json.loads(files[0].read_text(encoding="utf-8"))
-        alpha = _alpha(saved["lora_alpha"], saved["r"], saved.get("use_rslora", False))
-        state = load_file(str(files[1]))
         key = _peft_module  # a peft folder by transformers' module names: any architecture
-        pairs = {
-            key(name[: -len(".lora_A.weight")]): (weight, state[name.replace(".lora_A.", ".lora_B.")])
-            for name, weight in state.items()
-            if name.endswith(".lora_A.weight")
-        }
+        alpha, saved = _read_peft_adapters(source)
+        pairs = {key(name): (a, b) for name, a, b in saved}
     elif source.is_file():
         alpha, pairs = read_lora_gguf(source)
     else:

@@ -116,8 +116,8 @@ def train(
 
     # -- the policy, its questions, its optimizer ---------------------------------
     kl = KLController(config.kl)
-    fresh = not resume or latest_checkpoint(out) is None  # a resumed run takes its checkpoint's weights
-    policy = build_policy(config.model, kl_enabled=kl.enabled, seed=config.seed, init_adapters=fresh)
+    checkpoint = latest_checkpoint(out) if resume else None  # a resumed run takes its checkpoint's weights
+    policy = build_policy(config.model, kl_enabled=kl.enabled, seed=config.seed, init_adapters=checkpoint is None)
     pool, held_out = _questions(config)
     if config.rollout.questions_per_step > len(pool):
         raise ConfigError(f"rollout.questions_per_step ({config.rollout.questions_per_step}) exceeds the {len(pool)} training questions")
@@ -144,7 +144,6 @@ def train(
         shutil.rmtree(out / "checkpoints", ignore_errors=True)
         shutil.rmtree(out / "eval", ignore_errors=True)
     accelerator.wait_for_everyone()
-    checkpoint = latest_checkpoint(out) if resume else None
     if checkpoint is not None:
         amendments = _check_same_run(out, config, amend=amend)
         accelerator.wait_for_everyone()  # every process has read the recorded config before it is rewritten

@@ -18,16 +18,22 @@ from sqlscout.env.task import Task
 from sqlscout.train.config import DataConfig
 from sqlscout.train.curriculum import length_key
 
-__all__ = ["length_keys", "load_questions", "split_held_out"]
+__all__ = ["data_sources", "length_keys", "load_questions", "split_held_out"]
+
+
+def data_sources(data: DataConfig) -> list[DataConfig]:
+    """``data`` and its ``also`` sources (theirs included), in the order the pool reads them."""
+    return [data, *(source for more in data.also for source in data_sources(more))]
 
 
 def load_questions(data: DataConfig) -> list[Task]:
-    """The questions ``data`` selects, in the loader's order, then those of each of its
-    ``also`` sources (filtered by their own settings) in theirs; the k-th ``also``
-    source's ids get the prefix ``k:`` (from 1) so that no two questions share one."""
-    tasks = _load_source(data)
-    for k, more in enumerate(data.also, 1):
-        tasks += [dataclasses.replace(t, question_id=f"{k}:{t.question_id}") for t in load_questions(more)]
+    """The questions of each of ``data``'s sources (:func:`data_sources`, each filtered by
+    its own settings), in the loaders' order; the k-th ``also`` source's ids get the
+    prefix ``k:`` (from 1) so that no two questions share one."""
+    tasks: list[Task] = []
+    for k, source in enumerate(data_sources(data)):
+        loaded = _load_source(source)
+        tasks += [dataclasses.replace(t, question_id=f"{k}:{t.question_id}") for t in loaded] if k else loaded
     return tasks
 
 

@@ -32,6 +32,7 @@ def ship_adapter(run: Path, step: int, name: str, *, base: str, dest: Path = ADA
     from sqlscout.data.splits import SPIDER_DEV_REPORT
     from sqlscout.train.config import config_to_dict, load_config
     from sqlscout.train.gguf_lora import checkpoint_lora_gguf
+    from sqlscout.train.questions import data_sources
 
     run = Path(run)
     model_dir = run / "checkpoints" / f"step-{step:06d}" / "model"
@@ -42,6 +43,7 @@ def ship_adapter(run: Path, step: int, name: str, *, base: str, dest: Path = ADA
     if base_preset.gguf is None or Path(str(config.model.name_or_path)).name != base_preset.gguf.filename:
         raise ConfigError(f"{run} trained {config.model.name_or_path}, not the {base} preset's GGUF")
     trained_on = _training_databases(config)
+    sources = " + ".join(f"{d.benchmark} {d.split or Path(str(d.path)).name}" for d in data_sources(config.data))
     if set(trained_on) & set(SPIDER_DEV_REPORT):
         raise ConfigError(f"{run} trained on evaluation databases ({', '.join(sorted(set(trained_on) & set(SPIDER_DEV_REPORT)))}): its figures would not be held out")
     dest.mkdir(parents=True, exist_ok=True)
@@ -54,8 +56,7 @@ def ship_adapter(run: Path, step: int, name: str, *, base: str, dest: Path = ADA
         "filename": adapter.name,
         "sha256": hashlib.sha256(data).hexdigest(),
         "size": len(data),
-        "trained": f"GRPO + LoRA r {config.model.lora.r}, step {step} of {run.name} ("
-                   + " + ".join(f"{d.benchmark} {d.split or Path(str(d.path)).name}" for d in (config.data, *config.data.also)) + ")"
+        "trained": f"GRPO + LoRA r {config.model.lora.r}, step {step} of {run.name} ({sources})"
                    + (f", from {Path(config.model.lora.init).name}" if config.model.lora.init else ""),
         "step": step,
         "episode": resolved["rollout"]["episode"],
@@ -73,24 +74,21 @@ def ship_adapter(run: Path, step: int, name: str, *, base: str, dest: Path = ADA
 
 
 def _training_databases(config: Any) -> list[str]:
-    """The databases a run's pool draws from, without loading it: Spider's named tuning
+    """The databases a run's pool draws from, without opening them: Spider's named tuning
     split, a ``db_ids`` filter, and the databases a JSONL source's questions name."""
+    from sqlscout.data import load_tasks
     from sqlscout.data.splits import SPIDER_DEV_TUNE
+    from sqlscout.train.questions import data_sources
 
     names: set[str] = set()
-    for source in (config.data, *config.data.also):
+    for source in data_sources(config.data):
         if source.db_ids:
             names |= set(source.db_ids)
         elif source.benchmark == "spider" and source.split == "dev-tune":
             names |= set(SPIDER_DEV_TUNE)
         elif source.benchmark == "jsonl" and source.path:
-            path = Path(source.path).expanduser()
-            try:
-                lines = path.read_text(encoding="utf-8").splitlines()
-            except OSError as exc:
-                raise ConfigError(f"cannot read the run's questions {path} to list its databases ({exc.strerror})") from None
-            records = [json.loads(line) for line in lines if line.strip()]
-            names |= {r["db_id"] for r in records if r.get("checked") is not False and r.get("db_id")}
+            root = Path(source.db_root).expanduser() if source.db_root else None
+            names |= {t.db_id for t in load_tasks("jsonl", Path(source.path).expanduser(), db_root=root, missing_db="keep") if t.db_id}
         else:
             raise ConfigError(f"cannot tell which databases {source.benchmark} {source.split} covers: give data.db_ids")
     return sorted(names)
