@@ -132,6 +132,7 @@ def test_row_f1() -> None:
         {"unsubmitted": 0.0},  # a scale in (0, 1]
         {"unsubmitted": 1.5},
         {"unsubmitted": 0.4},  # 3.0 x 0.4 = 1.2: a right answer the environment asked for ties a wrong one
+        {"tested": -0.1},  # a bonus, never a cost
     ],
 )
 def test_config_refuses_settings_that_break_the_ranking(kwargs: dict) -> None:
@@ -154,6 +155,22 @@ def test_an_answer_the_environment_asked_for_is_paid_less(db: Database) -> None:
     with pytest.raises(ValueError, match="2 flags for a group of 1"):
         group_rewards([(right, gold_sql)], gold_sql, cfg, submitted=[True, False])
     assert REWARD_PRESETS["sqale-dense"].unsubmitted == REWARD_PRESETS["tiered"].unsubmitted == 1.0  # the presets as before
+
+
+def test_the_tested_bonus_goes_to_right_answers_only(db: Database) -> None:
+    """``tested`` is added to a right answer the model had run before giving it (then
+    scaled like any reward when not submitted); a wrong answer never gets it."""
+    cfg = RewardConfig(tested=0.5, unsubmitted=0.5)
+    gold_sql = "SELECT name FROM person WHERE id IN (1, 2)"
+    gold = execute_for_scoring(db, gold_sql)
+    right = score_sql(db, gold_sql, gold_sql, gold=gold)
+    close = score_sql(db, "SELECT name FROM person WHERE id = 1", gold_sql, gold=gold)
+    assert reward(right, cfg, tested=True) == 3.5 and reward(right, cfg, tested=True, submitted=False) == 1.75
+    assert reward(close, cfg, tested=True) == reward(close, cfg)
+    assert group_rewards([(right, gold_sql), (right, gold_sql)], gold_sql, cfg, tested=[False, True]) == [3.0, 3.5]
+    with pytest.raises(ValueError, match="tested has 1 flags for a group of 2"):
+        group_rewards([(right, gold_sql), (right, gold_sql)], gold_sql, cfg, tested=[True])
+    assert REWARD_PRESETS["sqale-dense"].tested == REWARD_PRESETS["tiered"].tested == 0.0  # the presets as before
 
 
 def test_config_records_itself() -> None:

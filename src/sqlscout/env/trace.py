@@ -133,6 +133,21 @@ class EpisodeResult:
     def tool_calls(self) -> int:
         return sum(len(r.calls) for r in self.rounds)
 
+    @property
+    def answer_tested(self) -> bool:
+        """Whether the answer is a query that ``run_query`` ran without error in an earlier
+        round than the one that answered (as written, up to whitespace and a trailing
+        ``;``): the model had its result in front of it before answering with it. A
+        ``run_query`` sent in the same reply as the ``submit_sql`` does not count."""
+        if not self.final_sql or not self.rounds:
+            return False
+        answer = _as_written(self.final_sql)
+        return any(
+            call.tool == "run_query" and call.ok and isinstance(call.args.get("sql"), str)
+            and _as_written(call.args["sql"]) == answer
+            for round_ in self.rounds[:-1] for call in round_.calls
+        )
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["task"] = self.task.to_dict()
@@ -156,3 +171,7 @@ class EpisodeResult:
                 "stop_reason": StopReason(data["stop_reason"]),
             }
         )
+
+
+def _as_written(sql: str) -> str:
+    return " ".join(sql.split()).rstrip("; ")

@@ -150,7 +150,9 @@ class _SqlscoutEnv:
             metadata = {"round": len(self.episode.rounds), "final_turn_next": self.episode.in_final_turn}
             return {"observations": [{"role": "user", "content": observation}], "reward": 0.0, "done": False, "metadata": metadata}
         result = self.episode.result()
-        value = self._score(result.final_sql, submitted=result.answer_source is AnswerSource.SUBMIT_SQL)
+        value = self._score(
+            result.final_sql, submitted=result.answer_source is AnswerSource.SUBMIT_SQL, tested=result.answer_tested
+        )
         metadata = {
             "final_sql": result.final_sql,
             "stop_reason": result.stop_reason.value,
@@ -160,14 +162,16 @@ class _SqlscoutEnv:
         }
         return {"observations": [], "reward": value, "done": True, "metadata": metadata}
 
-    def _score(self, final_sql: str | None, *, submitted: bool = True) -> float:
+    def _score(self, final_sql: str | None, *, submitted: bool = True, tested: bool = False) -> float:
         """sqlscout's reward of the answer, as its trainer computes it (collect_groups):
         the gold result from the shared cache, score_sql under the preset's semantics."""
         gold_sql = self.task.gold_sql or ""
         with _gold_lock:
             expected = _gold.get(self.db, gold_sql)[0]
         self.scored = score_sql(self.db, final_sql, gold_sql, gold=expected, semantics=self.reward_config.semantics)
-        self.reward_value = reward(self.scored, self.reward_config, pred_sql=final_sql, gold_sql=gold_sql, submitted=submitted)
+        self.reward_value = reward(
+            self.scored, self.reward_config, pred_sql=final_sql, gold_sql=gold_sql, submitted=submitted, tested=tested
+        )
         return self.reward_value
 
     def result(self) -> Any:

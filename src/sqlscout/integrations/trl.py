@@ -125,6 +125,7 @@ def _rewards(tasks: Sequence[Task], rollouts: Sequence[Any], scored: Sequence[An
         values = group_rewards(
             [(scored[i], rollouts[i].result.final_sql) for i in members], gold_sql, config,
             submitted=[rollouts[i].result.answer_source is AnswerSource.SUBMIT_SQL for i in members],
+            tested=[rollouts[i].result.answer_tested for i in members],
         )
         for i, value in zip(members, values):
             rewards[i] = value

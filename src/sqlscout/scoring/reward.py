@@ -12,6 +12,12 @@ give through ``submit_sql`` (the forced final turn's, the fallback's, SQL in a p
 reply): below 1 it pays for the protocol as well as the answer, while a right answer
 the environment had to ask for still outranks every wrong one.
 
+``tested`` (0 in both presets) is added to a right answer that the model had run with
+``run_query`` in an earlier round before answering with it (``EpisodeResult.answer_tested``):
+it pays for the habit of reading a result before submitting, in the groups where every
+answer is right and nothing else would differ. Wrong answers never get it, so it cannot
+lift one.
+
 >>> row_f1([(1,), (2,)], [(2,), (3,)])
 0.5
 >>> cfg = REWARD_PRESETS["sqale-dense"]
@@ -49,10 +55,11 @@ class RewardConfig:
     invalid: float = 0.0
     semantics: Semantics = Semantics.OFFICIAL
     unsubmitted: float = 1.0
+    tested: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "semantics", Semantics(self.semantics))
-        for name in ("f1_weight", "same_tables", "plurality"):
+        for name in ("f1_weight", "same_tables", "plurality", "tested"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"reward.{name} must be >= 0, got {getattr(self, name)}")
         if not self.equivalent > self.max_wrong():
@@ -135,10 +142,14 @@ def reward(
     gold_sql: str | None = None,
     agrees_with_plurality: bool = False,
     submitted: bool = True,
+    tested: bool = False,
 ) -> float:
     """The reward of one scored answer (the plurality bonus is decided by the caller;
-    ``submitted``: the model gave it through ``submit_sql``)."""
+    ``submitted``: the model gave it through ``submit_sql``; ``tested``: it had run it
+    in an earlier round)."""
     value = _tier_reward(scored, config, pred_sql=pred_sql, gold_sql=gold_sql, agrees_with_plurality=agrees_with_plurality)
+    if tested and _outcome_under(scored, config) is Outcome.EQUIVALENT:
+        value += config.tested
     return value if submitted else value * config.unsubmitted
 
 
@@ -170,10 +181,11 @@ def _outcome_under(scored: Scored, config: RewardConfig) -> Outcome:
 
 def group_rewards(
     group: Sequence[tuple[Scored, str | None]], gold_sql: str, config: RewardConfig,
-    submitted: Sequence[bool] | None = None,
+    submitted: Sequence[bool] | None = None, tested: Sequence[bool] | None = None,
 ) -> list[float]:
     """Rewards for a GRPO group of (scored answer, predicted SQL), with the plurality bonus;
-    ``submitted`` says which answers came through ``submit_sql`` (all, when not given).
+    ``submitted`` says which answers came through ``submit_sql`` (all, when not given),
+    ``tested`` which ones the model had run in an earlier round (none, when not given).
 
     The plurality result is the most common result (as a set of rows) among the group's
     answers that ran; it exists only when one result is strictly the most common and
@@ -187,10 +199,12 @@ def group_rewards(
         if n >= 2 and n > rest[0][1]:
             plurality = top
     flags = [True] * len(group) if submitted is None else list(submitted)
-    if len(flags) != len(group):
-        raise ValueError(f"submitted has {len(flags)} flags for a group of {len(group)}")
+    ran = [False] * len(group) if tested is None else list(tested)
+    for name, given in (("submitted", flags), ("tested", ran)):
+        if len(given) != len(group):
+            raise ValueError(f"{name} has {len(given)} flags for a group of {len(group)}")
     return [
         reward(s, config, pred_sql=sql, gold_sql=gold_sql, agrees_with_plurality=plurality is not None and k == plurality,
-               submitted=flag)
-        for (s, sql), k, flag in zip(group, keys, flags)
+               submitted=flag, tested=was_run)
+        for (s, sql), k, flag, was_run in zip(group, keys, flags, ran)
     ]
