@@ -147,18 +147,19 @@ def reward(
     """The reward of one scored answer (the plurality bonus is decided by the caller;
     ``submitted``: the model gave it through ``submit_sql``; ``tested``: it had run it
     in an earlier round)."""
-    value = _tier_reward(scored, config, pred_sql=pred_sql, gold_sql=gold_sql, agrees_with_plurality=agrees_with_plurality)
-    if tested and _outcome_under(scored, config) is Outcome.EQUIVALENT:
-        value += config.tested
+    value = _tier_reward(
+        scored, config, pred_sql=pred_sql, gold_sql=gold_sql, agrees_with_plurality=agrees_with_plurality, tested=tested
+    )
     return value if submitted else value * config.unsubmitted
 
 
 def _tier_reward(
-    scored: Scored, config: RewardConfig, *, pred_sql: str | None, gold_sql: str | None, agrees_with_plurality: bool
+    scored: Scored, config: RewardConfig, *, pred_sql: str | None, gold_sql: str | None, agrees_with_plurality: bool,
+    tested: bool,
 ) -> float:
     outcome = _outcome_under(scored, config)
     if outcome is Outcome.EQUIVALENT:
-        return config.equivalent
+        return config.equivalent + (config.tested if tested else 0.0)
     if outcome is Outcome.EXECUTABLE:
         assert scored.pred.rows is not None
         value = config.executable
