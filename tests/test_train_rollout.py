@@ -7,7 +7,7 @@ import json
 
 from sqlscout.backends.offline_tokenizers import qwen3_5_tokenizer
 from sqlscout.backends.scripted import ScriptedBackend, ScriptTurn
-from sqlscout.env.trace import StopReason
+from sqlscout.env.trace import AnswerSource, StopReason
 from sqlscout.runner import Runner, RunnerConfig
 from sqlscout.scoring import REWARD_PRESETS
 from sqlscout.train.config import DataConfig
@@ -68,7 +68,7 @@ def test_an_answer_not_submitted_is_rewarded_at_the_configured_share():
 
     backend = ScriptedBackend(reply, tokenizer=qwen3_5_tokenizer())
     with Runner(backend, RunnerConfig(max_batch=1)) as runner:
-        [group] = collect_groups(runner, tasks, [0], group_size=4, seed=5,
+        [group] = collect_groups(runner, tasks, [0], group_size=5, seed=5,
                                  reward=replace(REWARD_PRESETS["sqale-dense"], unsubmitted=0.5),
                                  scale_by_std=False, gold=GoldResults())  # fmt: skip
     stops = [r.result.stop_reason for r in group.rollouts]
@@ -80,8 +80,10 @@ def test_an_answer_not_submitted_is_rewarded_at_the_configured_share():
 
 def test_a_right_answer_run_before_it_was_submitted_earns_the_tested_bonus_and_only_it():
     """``reward.tested`` pays a right answer the model had run in an earlier round; the
-    same right query run and submitted in one reply, a wrong query run first, and a
-    query that failed when run earn what they did before (real episodes on concert_singer)."""
+    same right query run and submitted in one reply, a wrong query run first, a query
+    that failed when run, and a right query run every round until the round limit
+    answered with it (the fallback: the model never answered) earn what they did before
+    (real episodes on concert_singer)."""
     from dataclasses import replace
 
     tasks = load_questions(DataConfig(benchmark="spider", path=str(SPIDER), split="dev", db_ids=("concert_singer",), limit=1))
@@ -95,19 +97,22 @@ def test_a_right_answer_run_before_it_was_submitted_earns_the_tested_bonus_and_o
         kind = turn.episode[1] if turn.episode else 0
         if kind == 0:  # run and submit in the same reply: the result was never read
             return call("run_query", gold) + "\n" + call("submit_sql", gold)
+        if kind == 4:  # the greedy loop: the same run_query every round, never a submission
+            return call("run_query", gold)
         sql = {1: gold + " ;", 2: "SELECT 1", 3: broken}[kind]  # 1: run, read, submit (a trailing ';' aside)
         return call("run_query", sql) if turn.turn == 0 else call("submit_sql", sql.rstrip(" ;"))
 
     backend = ScriptedBackend(reply, tokenizer=qwen3_5_tokenizer())
     with Runner(backend, RunnerConfig(max_batch=1)) as runner:
-        [group] = collect_groups(runner, tasks, [0], group_size=4, seed=5,
+        [group] = collect_groups(runner, tasks, [0], group_size=5, seed=5,
                                  reward=replace(REWARD_PRESETS["sqale-dense"], tested=0.5),
                                  scale_by_std=False, gold=GoldResults())  # fmt: skip
     by_sample = {r.sample: (r.result, s.verdict.outcome.value, w) for r, s, w in zip(group.rollouts, group.scored, group.rewards)}
-    assert [by_sample[k][0].answer_tested for k in range(4)] == [False, True, True, False]
-    assert [by_sample[k][1] for k in range(4)] == ["equivalent", "equivalent", "executable", "parsable"]
+    assert [by_sample[k][0].answer_tested for k in range(5)] == [False, True, True, False, False]
+    assert [by_sample[k][1] for k in range(5)] == ["equivalent", "equivalent", "executable", "parsable", "equivalent"]
     assert by_sample[0][2] == 3.0 and by_sample[1][2] == 3.5  # the bonus, on a right answer only
     assert by_sample[2][2] < 1.3 and by_sample[3][2] == 0.05  # a wrong answer run first gets nothing for it
+    assert by_sample[4][0].answer_source is AnswerSource.FALLBACK and by_sample[4][2] == 3.0  # looping earns no bonus
     assert max(group.advantages) == group.advantages[[r.sample for r in group.rollouts].index(1)]
     metrics = rollout_metrics(episode_summaries([group]))
-    assert metrics["episode/tested_rate"] == 0.5
+    assert metrics["episode/tested_rate"] == 0.4

@@ -138,8 +138,11 @@ class EpisodeResult:
         """Whether the answer is a query that ``run_query`` ran without error in an earlier
         round than the one that answered (as written, up to whitespace and a trailing
         ``;``): the model had its result in front of it before answering with it. A
-        ``run_query`` sent in the same reply as the ``submit_sql`` does not count."""
-        if not self.final_sql or not self.rounds:
+        ``run_query`` sent in the same reply as the ``submit_sql`` does not count, and
+        neither does an answer the model never gave (the round limit's fallback, an
+        assist rule's rerun): a policy that runs the same query every round until the
+        limit answers for it has not learnt to read and submit."""
+        if not self.final_sql or not self.rounds or self.answer_source in _NOT_GIVEN:
             return False
         answer = _as_written(self.final_sql)
         return any(
@@ -171,6 +174,9 @@ class EpisodeResult:
                 "stop_reason": StopReason(data["stop_reason"]),
             }
         )
+
+
+_NOT_GIVEN = frozenset({AnswerSource.FALLBACK, AnswerSource.RERUN, AnswerSource.NONE})  # answers the model did not write
 
 
 def _as_written(sql: str) -> str:

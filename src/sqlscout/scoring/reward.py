@@ -13,7 +13,8 @@ reply): below 1 it pays for the protocol as well as the answer, while a right an
 the environment had to ask for still outranks every wrong one.
 
 ``tested`` (0 in both presets) is added to a right answer that the model had run with
-``run_query`` in an earlier round before answering with it (``EpisodeResult.answer_tested``):
+``run_query`` in an earlier round before answering with it itself (``EpisodeResult.answer_tested``;
+not the round limit's fallback, which answers for a model that never did):
 it pays for the habit of reading a result before submitting, in the groups where every
 answer is right and nothing else would differ. Wrong answers never get it, so it cannot
 lift one.
