@@ -9,6 +9,15 @@ alternately without and with prefix sharing, ``--reps`` times each, and prints t
 medians and their ratio. The KL term (the adapters-off reference) is on, as in the run.
 
     python benchmarks/grpo_update_cpu.py --questions 4 --group-size 4 --reps 2
+
+``--compare precision`` times the same update in fp32 and in bf16 instead (bf16 as the
+trainer runs it: the fp32 weights and adapters under bf16 autocast, which is what
+accelerate's ``mixed_precision="bf16"`` does to the model's forward; prompt sharing as the
+config has it), on the same episodes, alternately; the ratio is fp32 time / bf16 time.
+It needs a CPU with bf16 arithmetic (``avx512_bf16`` or AMX, which ``precision: auto``
+looks for) and says so in one line where there is none:
+
+    python benchmarks/grpo_update_cpu.py --compare precision --config configs/grpo-cpu-qwen2.5-coder-0.5b-run3b.yaml
 """
 
 from __future__ import annotations
@@ -30,6 +39,7 @@ def main() -> None:
     p.add_argument("--group-size", type=int, default=4)
     p.add_argument("--reps", type=int, default=2)
     p.add_argument("--seed", type=int, default=1)
+    p.add_argument("--compare", choices=["share_prefix", "precision"], default="share_prefix")
     args = p.parse_args()
 
     import torch
@@ -40,13 +50,15 @@ def main() -> None:
     from sqlscout.train.config import load_config
     from sqlscout.train.logprobs import Truncation, can_share_prefix
     from sqlscout.train.mask import train_sample
-    from sqlscout.train.model import build_policy
+    from sqlscout.train.model import build_policy, resolve_precision
     from sqlscout.train.optim import build_optimizer
     from sqlscout.train.questions import load_questions
     from sqlscout.train.rollout import collect_groups
     from sqlscout.train.update import UpdateContext, grpo_update, micro_batches, prefix_batches
 
     config = load_config(args.config)
+    if args.compare == "precision" and resolve_precision("auto") != "bf16":
+        sys.exit("--compare precision: this CPU has no bf16 arithmetic (avx512_bf16 or AMX in /proc/cpuinfo); nothing to compare")
     policy = build_policy(config.model, kl_enabled=True, seed=config.seed)
     pool = load_questions(config.data)
     import random
@@ -77,23 +89,28 @@ def main() -> None:
     assert can_share_prefix(policy.model)
 
     temperature = config.loss.temperature or rollout.sampling.temperature
+    truncation = Truncation(rollout.sampling.top_k, rollout.sampling.top_p)
+    if args.compare == "precision":  # name -> (share_prefix, autocast dtype)
+        variants = {"fp32": (config.optim.share_prefix, None), "bf16": (config.optim.share_prefix, torch.bfloat16)}
+    else:
+        variants = {"whole episodes": (False, None), "prompt shared": (True, None)}
     optimizer, scheduler = build_optimizer(policy.model.parameters(), config.optim, config.steps)
     reference = policy.reference_fn(temperature)
-    truncation = Truncation(rollout.sampling.top_k, rollout.sampling.top_p)
-    times: dict[bool, list[float]] = {False: [], True: []}
+    times: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(args.reps):
-        for share in (False, True):
+        for name, (share, dtype) in variants.items():
             ctx = UpdateContext(policy.model, config.loss, temperature=temperature, kl_coef=0.01, reference=reference,
                                 pad_id=policy.pad_id, truncation=truncation, share_prefix=share)  # fmt: skip
             t0 = time.perf_counter()
-            grpo_update(ctx, optimizer, scheduler, samples, config.optim)
-            times[share].append(time.perf_counter() - t0)
-            print(f"  share_prefix={share}: {times[share][-1]:.1f} s", flush=True)
-    whole, shared = statistics.median(times[False]), statistics.median(times[True])
+            with torch.autocast("cpu", dtype=dtype or torch.bfloat16, enabled=dtype is not None):
+                grpo_update(ctx, optimizer, scheduler, samples, config.optim)
+            times[name].append(time.perf_counter() - t0)
+            print(f"  {name}: {times[name][-1]:.1f} s", flush=True)
+    (a, ta), (b, tb) = ((name, statistics.median(t)) for name, t in times.items())
     print(f"episodes: {len(samples)} ({args.questions} questions x {args.group_size}); rollout {rolled:.0f} s")
     print(f"tokens: {tokens} in all, {trained} trained; padded micro-batches {padded}, with the prompt shared {shared_tokens}")
-    print(f"torch threads {torch.get_num_threads()}; update, median of {args.reps}: whole episodes {whole:.1f} s, "
-          f"prompt shared {shared:.1f} s; ratio {whole / shared:.2f}x")
+    print(f"torch threads {torch.get_num_threads()}; update, median of {args.reps}: {a} {ta:.1f} s, "
+          f"{b} {tb:.1f} s; ratio {ta / tb:.2f}x")
 
 
 if __name__ == "__main__":
