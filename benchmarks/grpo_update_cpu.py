@@ -90,19 +90,19 @@ def main() -> None:
 
     temperature = config.loss.temperature or rollout.sampling.temperature
     truncation = Truncation(rollout.sampling.top_k, rollout.sampling.top_p)
-    if args.compare == "precision":  # name -> (share_prefix, autocast dtype)
-        variants = {"fp32": (config.optim.share_prefix, None), "bf16": (config.optim.share_prefix, torch.bfloat16)}
+    if args.compare == "precision":  # name -> (share_prefix, under bf16 autocast)
+        variants = {"fp32": (config.optim.share_prefix, False), "bf16": (config.optim.share_prefix, True)}
     else:
-        variants = {"whole episodes": (False, None), "prompt shared": (True, None)}
+        variants = {"whole episodes": (False, False), "prompt shared": (True, False)}
     optimizer, scheduler = build_optimizer(policy.model.parameters(), config.optim, config.steps)
     reference = policy.reference_fn(temperature)
     times: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(args.reps):
-        for name, (share, dtype) in variants.items():
+        for name, (share, bf16) in variants.items():
             ctx = UpdateContext(policy.model, config.loss, temperature=temperature, kl_coef=0.01, reference=reference,
                                 pad_id=policy.pad_id, truncation=truncation, share_prefix=share)  # fmt: skip
             t0 = time.perf_counter()
-            with torch.autocast("cpu", dtype=dtype or torch.bfloat16, enabled=dtype is not None):
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
                 grpo_update(ctx, optimizer, scheduler, samples, config.optim)
             times[name].append(time.perf_counter() - t0)
             print(f"  {name}: {times[name][-1]:.1f} s", flush=True)
