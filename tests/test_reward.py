@@ -173,6 +173,27 @@ def test_the_tested_bonus_goes_to_right_answers_only(db: Database) -> None:
     assert REWARD_PRESETS["sqale-dense"].tested == REWARD_PRESETS["tiered"].tested == 0.0  # the presets as before
 
 
+def test_the_unread_error_penalty_falls_on_wrong_answers_only(db: Database) -> None:
+    """``unread_error`` is taken from a wrong answer submitted beside a run of it that
+    failed (below every other wrong answer, the invalid tier included); a right answer
+    never pays it, so it cannot lower one below a wrong one."""
+    cfg = RewardConfig(unread_error=1.0, unsubmitted=0.5)
+    gold_sql = "SELECT name FROM person WHERE id IN (1, 2)"
+    gold = execute_for_scoring(db, gold_sql)
+    right = score_sql(db, gold_sql, gold_sql, gold=gold)
+    broken = score_sql(db, "SELECT no_such_column FROM person", gold_sql, gold=gold)
+    assert reward(broken, cfg) == 0.05 and reward(broken, cfg, unread_error=True) == pytest.approx(-0.95)
+    assert reward(broken, cfg, unread_error=True) < cfg.invalid
+    assert reward(right, cfg, unread_error=True) == reward(right, cfg) == 3.0
+    values = group_rewards([(broken, None), (broken, None)], gold_sql, cfg, unread_error=[True, False])
+    assert values == [pytest.approx(-0.95), 0.05]
+    with pytest.raises(ValueError, match="unread_error has 1 flags for a group of 2"):
+        group_rewards([(broken, None), (broken, None)], gold_sql, cfg, unread_error=[True])
+    with pytest.raises(ConfigError, match="unread_error must be >= 0"):
+        RewardConfig(unread_error=-1.0)
+    assert REWARD_PRESETS["sqale-dense"].unread_error == REWARD_PRESETS["tiered"].unread_error == 0.0
+
+
 def test_config_records_itself() -> None:
     assert RewardConfig(semantics="spider").to_dict()["semantics"] == "spider"
     assert RewardConfig().to_dict()["equivalent"] == 3.0

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from sqlscout.backends.offline_tokenizers import qwen3_5_tokenizer
 from sqlscout.backends.scripted import ScriptedBackend, ScriptTurn
 from sqlscout.env.trace import AnswerSource, StopReason
@@ -116,3 +118,42 @@ def test_a_right_answer_run_before_it_was_submitted_earns_the_tested_bonus_and_o
     assert max(group.advantages) == group.advantages[[r.sample for r in group.rollouts].index(1)]
     metrics = rollout_metrics(episode_summaries([group]))
     assert metrics["episode/tested_rate"] == 0.4
+
+
+def test_a_failing_query_submitted_beside_its_run_pays_the_unread_error_penalty():
+    """``reward.unread_error`` falls on a reply that ran a query and submitted it at once
+    when the run failed (the error arrived after the episode ended); the same broken
+    query submitted after its error was read, the right query run and submitted in one
+    reply, and a broken query submitted without any run earn what they did before (real
+    episodes on concert_singer)."""
+    from dataclasses import replace
+
+    tasks = load_questions(DataConfig(benchmark="spider", path=str(SPIDER), split="dev", db_ids=("concert_singer",), limit=1))
+    gold = tasks[0].gold_sql
+    broken = "SELECT no_such_column FROM singer"
+
+    def call(tool: str, sql: str) -> str:
+        return json.dumps({"tool": tool, "args": {"sql": sql}})
+
+    def reply(turn: ScriptTurn) -> str:
+        kind = turn.episode[1] if turn.episode else 0
+        if kind == 0:  # run and submit in one reply, the run fails: the error is never read
+            return call("run_query", broken + " ;") + "\n" + call("submit_sql", broken)
+        if kind == 1:  # run, read the error, submit it anyway
+            return call("run_query", broken) if turn.turn == 0 else call("submit_sql", broken)
+        if kind == 2:  # run and submit in one reply, the run works
+            return call("run_query", gold) + "\n" + call("submit_sql", gold)
+        return call("submit_sql", broken)  # 3: no run at all
+
+    backend = ScriptedBackend(reply, tokenizer=qwen3_5_tokenizer())
+    with Runner(backend, RunnerConfig(max_batch=1)) as runner:
+        [group] = collect_groups(runner, tasks, [0], group_size=4, seed=5,
+                                 reward=replace(REWARD_PRESETS["sqale-dense"], unread_error=1.0),
+                                 scale_by_std=False, gold=GoldResults())  # fmt: skip
+    by_sample = {r.sample: (r.result, s.verdict.outcome.value, w) for r, s, w in zip(group.rollouts, group.scored, group.rewards)}
+    assert [by_sample[k][0].answer_unread_error for k in range(4)] == [True, False, False, False]
+    assert [by_sample[k][1] for k in range(4)] == ["parsable", "parsable", "equivalent", "parsable"]
+    assert by_sample[0][2] == pytest.approx(-0.95) and by_sample[1][2] == by_sample[3][2] == 0.05
+    assert by_sample[2][2] == 3.0
+    assert min(group.advantages) == group.advantages[[r.sample for r in group.rollouts].index(0)]
+    assert rollout_metrics(episode_summaries([group]))["episode/unread_error_rate"] == 0.25

@@ -151,6 +151,22 @@ class EpisodeResult:
             for round_ in self.rounds[:-1] for call in round_.calls
         )
 
+    @property
+    def answer_unread_error(self) -> bool:
+        """Whether the model submitted a query in the same reply as a ``run_query`` of it
+        (as written) that failed: the episode ended on the ``submit_sql`` before the error
+        came back, so the model answered with a query it was about to learn does not run.
+        The habit a policy falls into when every reply runs its query and submits it at
+        once: it never reads a result, and a wrong column name costs the question."""
+        if self.answer_source is not AnswerSource.SUBMIT_SQL or not self.final_sql or not self.rounds:
+            return False
+        answer = _as_written(self.final_sql)
+        return any(
+            call.tool == "run_query" and not call.ok and isinstance(call.args.get("sql"), str)
+            and _as_written(call.args["sql"]) == answer
+            for call in self.rounds[-1].calls
+        )
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["task"] = self.task.to_dict()

@@ -19,6 +19,13 @@ it pays for the habit of reading a result before submitting, in the groups where
 answer is right and nothing else would differ. Wrong answers never get it, so it cannot
 lift one.
 
+``unread_error`` (0 in both presets) is taken from a wrong answer the model submitted in
+the same reply as a ``run_query`` of it that failed (``EpisodeResult.answer_unread_error``):
+the error came back after the episode had ended. A trained policy that runs and submits
+in one reply loses every question whose query fails there, a fix away (the error names
+the column it meant); the penalty makes that reply worse than any other wrong one, so
+the policy learns to stop after ``run_query`` and read. Right answers never pay it.
+
 >>> row_f1([(1,), (2,)], [(2,), (3,)])
 0.5
 >>> cfg = REWARD_PRESETS["sqale-dense"]
@@ -57,10 +64,11 @@ class RewardConfig:
     semantics: Semantics = Semantics.OFFICIAL
     unsubmitted: float = 1.0
     tested: float = 0.0
+    unread_error: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "semantics", Semantics(self.semantics))
-        for name in ("f1_weight", "same_tables", "plurality", "tested"):
+        for name in ("f1_weight", "same_tables", "plurality", "tested", "unread_error"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"reward.{name} must be >= 0, got {getattr(self, name)}")
         if not self.equivalent > self.max_wrong():
@@ -144,13 +152,17 @@ def reward(
     agrees_with_plurality: bool = False,
     submitted: bool = True,
     tested: bool = False,
+    unread_error: bool = False,
 ) -> float:
     """The reward of one scored answer (the plurality bonus is decided by the caller;
     ``submitted``: the model gave it through ``submit_sql``; ``tested``: it had run it
-    in an earlier round)."""
+    in an earlier round; ``unread_error``: it submitted it in the reply whose run of it
+    failed)."""
     value = _tier_reward(
         scored, config, pred_sql=pred_sql, gold_sql=gold_sql, agrees_with_plurality=agrees_with_plurality, tested=tested
     )
+    if unread_error and _outcome_under(scored, config) is not Outcome.EQUIVALENT:
+        value -= config.unread_error
     return value if submitted else value * config.unsubmitted
 
 
@@ -184,10 +196,12 @@ def _outcome_under(scored: Scored, config: RewardConfig) -> Outcome:
 def group_rewards(
     group: Sequence[tuple[Scored, str | None]], gold_sql: str, config: RewardConfig,
     submitted: Sequence[bool] | None = None, tested: Sequence[bool] | None = None,
+    unread_error: Sequence[bool] | None = None,
 ) -> list[float]:
     """Rewards for a GRPO group of (scored answer, predicted SQL), with the plurality bonus;
     ``submitted`` says which answers came through ``submit_sql`` (all, when not given),
-    ``tested`` which ones the model had run in an earlier round (none, when not given).
+    ``tested`` which ones the model had run in an earlier round, ``unread_error`` which
+    ones it submitted in the reply whose run of them failed (none, when not given).
 
     The plurality result is the most common result (as a set of rows) among the group's
     answers that ran; it exists only when one result is strictly the most common and
@@ -202,11 +216,12 @@ def group_rewards(
             plurality = top
     flags = [True] * len(group) if submitted is None else list(submitted)
     ran = [False] * len(group) if tested is None else list(tested)
-    for name, given in (("submitted", flags), ("tested", ran)):
+    unread = [False] * len(group) if unread_error is None else list(unread_error)
+    for name, given in (("submitted", flags), ("tested", ran), ("unread_error", unread)):
         if len(given) != len(group):
             raise ValueError(f"{name} has {len(given)} flags for a group of {len(group)}")
     return [
         reward(s, config, pred_sql=sql, gold_sql=gold_sql, agrees_with_plurality=plurality is not None and k == plurality,
-               submitted=flag, tested=was_run)
-        for (s, sql), k, flag, was_run in zip(group, keys, flags, ran)
+               submitted=flag, tested=was_run, unread_error=blind)
+        for (s, sql), k, flag, was_run, blind in zip(group, keys, flags, ran, unread)
     ]
