@@ -129,7 +129,7 @@ def test_model_text_is_shown_as_text_never_run(runs: tuple[Path, Path, Path], br
 def write_telemetry(path: Path, steps: int, torn: bool = False) -> None:
     path.mkdir(parents=True, exist_ok=True)
     # step 0: the trainer's starting evaluation, alone on its row
-    lines = [json.dumps({"step": 0, "eval/official": 0.2, "eval/strict": 0.2, "eval/executable": 0.5})]
+    lines = [json.dumps({"step": 0, "eval/official": 0.2, "eval/strict": 0.2, "eval/executable": 0.5, "eval/submitted": 0.3})]
     for step in range(1, steps + 1):
         t = step / steps
         lines.append(json.dumps({
@@ -140,7 +140,8 @@ def write_telemetry(path: Path, steps: int, torn: bool = False) -> None:
             "time/rollout_s": 300.0, "time/update_s": 200.0, "memory/peak_gb": 12.0 + step / 10,
         }))
         if step % 10 == 0:  # the held-out evaluation: a second row of its step, as the trainer writes it
-            lines.append(json.dumps({"step": step, "eval/official": 0.2 + 0.3 * t, "eval/strict": 0.2 + 0.2 * t, "eval/executable": 0.6}))
+            lines.append(json.dumps({"step": step, "eval/official": 0.2 + 0.3 * t, "eval/strict": 0.2 + 0.2 * t, "eval/executable": 0.6,
+                                     "eval/submitted": 0.3 + 0.6 * t}))
     text = "\n".join(lines) + "\n"
     (path / "telemetry.jsonl").write_text(text + ('{"step": ' if torn else ""))
 
@@ -156,15 +157,17 @@ def test_training_dir_report(tmp_path: Path, browser: Browser) -> None:
     assert first.startswith("| steps 1–10 | 15.5% |") and last.startswith("| steps 31–40 | 45.5% |")
     # the held-out curve as a table: step 0 and every tenth step, each step's two rows read as one
     held_out = [line for line in text.splitlines() if line.startswith("| ") and line.split("|")[1].strip() in {"0", "10", "20", "30", "40"}]
-    assert held_out[0].startswith("| 0 | 20.0% | 20.0% | 50.0% |") and held_out[-1].startswith("| 40 | 50.0% | 40.0% | 60.0% |")
+    assert held_out[0].startswith("| 0 | 20.0% | 20.0% | 50.0% | 30.0% |")
+    assert held_out[-1].startswith("| 40 | 50.0% | 40.0% | 60.0% | 90.0% |")
     assert len(held_out) == 5
     page = html_path.read_text()
     for chart in ("train-outcome-mix", "train-episode-shape", "train-submit", "train-reward", "train-kl", "train-time", "train-memory", "train-eval"):
         assert f'id="{chart}"' in page
     browser.open(html_path.as_uri())
     # Four outcome lines, rounds and calls, submit rate, reward, KL and its coefficient,
-    # rollout and update seconds, peak memory, and held-out accuracy (official, strict, executes).
-    assert browser.evaluate("document.querySelectorAll('.training svg polyline').length") == 4 + 2 + 1 + 1 + 2 + 2 + 1 + 3
+    # rollout and update seconds, peak memory, and held-out accuracy (official, strict, executes)
+    # with the held-out answers submitted.
+    assert browser.evaluate("document.querySelectorAll('.training svg polyline').length") == 4 + 2 + 1 + 1 + 2 + 2 + 1 + 4
     assert browser.js_errors() == []
 
 

@@ -223,7 +223,7 @@ def test_lora_run_with_periodic_evaluation_on_held_out_questions(tmp_path):
     # the training row of a step, then its evaluation's (after the checkpoint)
     assert [(r["step"], "eval/official" in r) for r in telemetry] == [(0, True), (1, False), (2, False), (2, True)]
     assert set(telemetry[0]) == {"step"} | {k for k in telemetry[0] if k.startswith("eval/")}  # the starting point
-    assert telemetry[0]["eval/questions"] == 3
+    assert telemetry[0]["eval/questions"] == 3 and 0.0 <= telemetry[0]["eval/submitted"] <= 1.0
     last = {**telemetry[-2], **telemetry[-1]}
     assert last["eval/questions"] == 3 and 0.0 <= last["eval/official"] <= 1.0
     assert last["tokens/trained"] > 0 and last["grad_norm"] > 0  # the adapters train

@@ -88,9 +88,10 @@ def train_charts(run: TrainRun) -> list[tuple[str, str]]:
         eval_xs = [float(s["step"]) for s in evaluated]
         series = [
             ("official", _column(evaluated, "eval/official")), ("strict", _column(evaluated, "eval/strict")),
-            ("executes", _column(evaluated, "eval/executable")),
+            ("executes", _column(evaluated, "eval/executable")), ("submitted", _column(evaluated, "eval/submitted")),
         ]  # fmt: skip
-        charts.append(("train-eval", line_chart(f"{run.name}: held-out execution accuracy", eval_xs, series, percent=True)))
+        charts.append(("train-eval", line_chart(f"{run.name}: held-out execution accuracy, and answers submitted", eval_xs,
+                                                series, percent=True)))
     return charts
 
 

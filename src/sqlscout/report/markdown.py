@@ -38,6 +38,7 @@ WINDOW_COLUMNS: list[tuple[str, str, str]] = [
 # The columns of a training run's held-out table.
 HELD_OUT_COLUMNS: list[tuple[str, str, str]] = [
     ("official", "eval/official", "share"), ("strict", "eval/strict", "share"), ("executes", "eval/executable", "share"),
+    ("submitted", "eval/submitted", "share"),
     ("rounds", "eval/rounds", "number"), ("tool calls", "eval/tool_calls", "number"),
 ]  # fmt: skip
 

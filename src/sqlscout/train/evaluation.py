@@ -54,6 +54,7 @@ def evaluate(
         "eval/official": m.accuracy.official,
         "eval/strict": m.accuracy.strict,
         "eval/executable": m.executes_rate,
+        "eval/submitted": m.submit_rate,
         "eval/rounds": m.rounds_mean,
         "eval/tool_calls": m.tool_calls_mean,
         "eval/questions": m.n_questions,

@@ -58,7 +58,9 @@ STEP_KEYS = (
     "update/recomputed",
     "memory/peak_gb",
 )
-EVAL_KEYS = ("eval/official", "eval/strict", "eval/executable", "eval/rounds", "eval/tool_calls", "eval/questions")
+EVAL_KEYS = (
+    "eval/official", "eval/strict", "eval/executable", "eval/submitted", "eval/rounds", "eval/tool_calls", "eval/questions",
+)
 
 
 def episode_summaries(groups: Sequence[Group]) -> list[dict[str, Any]]:
