@@ -80,35 +80,48 @@ def test_an_answer_not_submitted_is_rewarded_at_the_configured_share():
     assert [a > 0 for a in group.advantages] == [s is StopReason.SUBMITTED for s in stops]
 
 
+BROKEN = "SELECT no_such_column FROM singer"
+
+
+def _call(tool: str, sql: str) -> str:
+    return json.dumps({"tool": tool, "args": {"sql": sql}})
+
+
+def _concert_singer_group(reply_for, group_size: int, **reward_overrides):
+    """One group of real episodes on concert_singer's first question, sample k's replies
+    written by ``reply_for(k, turn, gold)``, rewarded by ``sqale-dense`` with the overrides."""
+    from dataclasses import replace
+
+    tasks = load_questions(DataConfig(benchmark="spider", path=str(SPIDER), split="dev", db_ids=("concert_singer",), limit=1))
+    gold = tasks[0].gold_sql
+
+    def reply(turn: ScriptTurn) -> str:
+        return reply_for(turn.episode[1] if turn.episode else 0, turn.turn, gold)
+
+    backend = ScriptedBackend(reply, tokenizer=qwen3_5_tokenizer())
+    with Runner(backend, RunnerConfig(max_batch=1)) as runner:
+        [group] = collect_groups(runner, tasks, [0], group_size=group_size, seed=5,
+                                 reward=replace(REWARD_PRESETS["sqale-dense"], **reward_overrides),
+                                 scale_by_std=False, gold=GoldResults())  # fmt: skip
+    return group
+
+
 def test_a_right_answer_run_before_it_was_submitted_earns_the_tested_bonus_and_only_it():
     """``reward.tested`` pays a right answer the model had run in an earlier round; the
     same right query run and submitted in one reply, a wrong query run first, a query
     that failed when run, and a right query run every round until the round limit
     answered with it (the fallback: the model never answered) earn what they did before
     (real episodes on concert_singer)."""
-    from dataclasses import replace
 
-    tasks = load_questions(DataConfig(benchmark="spider", path=str(SPIDER), split="dev", db_ids=("concert_singer",), limit=1))
-    gold = tasks[0].gold_sql
-    broken = "SELECT no_such_column FROM singer"
-
-    def call(tool: str, sql: str) -> str:
-        return json.dumps({"tool": tool, "args": {"sql": sql}})
-
-    def reply(turn: ScriptTurn) -> str:
-        kind = turn.episode[1] if turn.episode else 0
+    def reply(kind: int, turn: int, gold: str) -> str:
         if kind == 0:  # run and submit in the same reply: the result was never read
-            return call("run_query", gold) + "\n" + call("submit_sql", gold)
+            return _call("run_query", gold) + "\n" + _call("submit_sql", gold)
         if kind == 4:  # the greedy loop: the same run_query every round, never a submission
-            return call("run_query", gold)
-        sql = {1: gold + " ;", 2: "SELECT 1", 3: broken}[kind]  # 1: run, read, submit (a trailing ';' aside)
-        return call("run_query", sql) if turn.turn == 0 else call("submit_sql", sql.rstrip(" ;"))
+            return _call("run_query", gold)
+        sql = {1: gold + " ;", 2: "SELECT 1", 3: BROKEN}[kind]  # 1: run, read, submit (a trailing ';' aside)
+        return _call("run_query", sql) if turn == 0 else _call("submit_sql", sql.rstrip(" ;"))
 
-    backend = ScriptedBackend(reply, tokenizer=qwen3_5_tokenizer())
-    with Runner(backend, RunnerConfig(max_batch=1)) as runner:
-        [group] = collect_groups(runner, tasks, [0], group_size=5, seed=5,
-                                 reward=replace(REWARD_PRESETS["sqale-dense"], tested=0.5),
-                                 scale_by_std=False, gold=GoldResults())  # fmt: skip
+    group = _concert_singer_group(reply, 5, tested=0.5)
     by_sample = {r.sample: (r.result, s.verdict.outcome.value, w) for r, s, w in zip(group.rollouts, group.scored, group.rewards)}
     assert [by_sample[k][0].answer_tested for k in range(5)] == [False, True, True, False, False]
     assert [by_sample[k][1] for k in range(5)] == ["equivalent", "equivalent", "executable", "parsable", "equivalent"]
@@ -126,30 +139,17 @@ def test_a_failing_query_submitted_beside_its_run_pays_the_unread_error_penalty(
     query submitted after its error was read, the right query run and submitted in one
     reply, and a broken query submitted without any run earn what they did before (real
     episodes on concert_singer)."""
-    from dataclasses import replace
 
-    tasks = load_questions(DataConfig(benchmark="spider", path=str(SPIDER), split="dev", db_ids=("concert_singer",), limit=1))
-    gold = tasks[0].gold_sql
-    broken = "SELECT no_such_column FROM singer"
-
-    def call(tool: str, sql: str) -> str:
-        return json.dumps({"tool": tool, "args": {"sql": sql}})
-
-    def reply(turn: ScriptTurn) -> str:
-        kind = turn.episode[1] if turn.episode else 0
+    def reply(kind: int, turn: int, gold: str) -> str:
         if kind == 0:  # run and submit in one reply, the run fails: the error is never read
-            return call("run_query", broken + " ;") + "\n" + call("submit_sql", broken)
+            return _call("run_query", BROKEN + " ;") + "\n" + _call("submit_sql", BROKEN)
         if kind == 1:  # run, read the error, submit it anyway
-            return call("run_query", broken) if turn.turn == 0 else call("submit_sql", broken)
+            return _call("run_query", BROKEN) if turn == 0 else _call("submit_sql", BROKEN)
         if kind == 2:  # run and submit in one reply, the run works
-            return call("run_query", gold) + "\n" + call("submit_sql", gold)
-        return call("submit_sql", broken)  # 3: no run at all
+            return _call("run_query", gold) + "\n" + _call("submit_sql", gold)
+        return _call("submit_sql", BROKEN)  # 3: no run at all
 
-    backend = ScriptedBackend(reply, tokenizer=qwen3_5_tokenizer())
-    with Runner(backend, RunnerConfig(max_batch=1)) as runner:
-        [group] = collect_groups(runner, tasks, [0], group_size=4, seed=5,
-                                 reward=replace(REWARD_PRESETS["sqale-dense"], unread_error=1.0),
-                                 scale_by_std=False, gold=GoldResults())  # fmt: skip
+    group = _concert_singer_group(reply, 4, unread_error=1.0)
     by_sample = {r.sample: (r.result, s.verdict.outcome.value, w) for r, s, w in zip(group.rollouts, group.scored, group.rewards)}
     assert [by_sample[k][0].answer_unread_error for k in range(4)] == [True, False, False, False]
     assert [by_sample[k][1] for k in range(4)] == ["parsable", "parsable", "equivalent", "parsable"]
