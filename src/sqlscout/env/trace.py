@@ -4,6 +4,7 @@ every metric is computed without re-running anything."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any
@@ -144,12 +145,8 @@ class EpisodeResult:
         limit answers for it has not learnt to read and submit."""
         if not self.final_sql or not self.rounds or self.answer_source in _NOT_GIVEN:
             return False
-        answer = _as_written(self.final_sql)
-        return any(
-            call.tool == "run_query" and call.ok and isinstance(call.args.get("sql"), str)
-            and _as_written(call.args["sql"]) == answer
-            for round_ in self.rounds[:-1] for call in round_.calls
-        )
+        earlier = (call for round_ in self.rounds[:-1] for call in round_.calls)
+        return _ran_as(self.final_sql, earlier, ok=True)
 
     @property
     def answer_unread_error(self) -> bool:
@@ -160,12 +157,7 @@ class EpisodeResult:
         once: it never reads a result, and a wrong column name costs the question."""
         if self.answer_source is not AnswerSource.SUBMIT_SQL or not self.final_sql or not self.rounds:
             return False
-        answer = _as_written(self.final_sql)
-        return any(
-            call.tool == "run_query" and not call.ok and isinstance(call.args.get("sql"), str)
-            and _as_written(call.args["sql"]) == answer
-            for call in self.rounds[-1].calls
-        )
+        return _ran_as(self.final_sql, self.rounds[-1].calls, ok=False)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
@@ -197,3 +189,14 @@ _NOT_GIVEN = frozenset({AnswerSource.FALLBACK, AnswerSource.RERUN, AnswerSource.
 
 def _as_written(sql: str) -> str:
     return " ".join(sql.split()).rstrip("; ")
+
+
+def _ran_as(answer: str, calls: Iterable[CallRecord], *, ok: bool) -> bool:
+    """Whether one of ``calls`` is a ``run_query`` of ``answer`` as written that ran
+    (``ok``) or failed (not ``ok``)."""
+    written = _as_written(answer)
+    return any(
+        call.tool == "run_query" and call.ok == ok and isinstance(sql := call.args.get("sql"), str)
+        and _as_written(sql) == written
+        for call in calls
+    )

@@ -158,21 +158,24 @@ def reward(
     ``submitted``: the model gave it through ``submit_sql``; ``tested``: it had run it
     in an earlier round; ``unread_error``: it submitted it in the reply whose run of it
     failed)."""
+    outcome = _outcome_under(scored, config)
     value = _tier_reward(
-        scored, config, pred_sql=pred_sql, gold_sql=gold_sql, agrees_with_plurality=agrees_with_plurality, tested=tested
+        scored, outcome, config, pred_sql=pred_sql, gold_sql=gold_sql, agrees_with_plurality=agrees_with_plurality
     )
-    if unread_error and _outcome_under(scored, config) is not Outcome.EQUIVALENT:
+    # The protocol's habits: a bonus only a right answer can earn, a penalty only a wrong one can pay.
+    if outcome is Outcome.EQUIVALENT:
+        value += config.tested if tested else 0.0
+    elif unread_error:
         value -= config.unread_error
     return value if submitted else value * config.unsubmitted
 
 
 def _tier_reward(
-    scored: Scored, config: RewardConfig, *, pred_sql: str | None, gold_sql: str | None, agrees_with_plurality: bool,
-    tested: bool,
+    scored: Scored, outcome: Outcome, config: RewardConfig, *, pred_sql: str | None, gold_sql: str | None,
+    agrees_with_plurality: bool,
 ) -> float:
-    outcome = _outcome_under(scored, config)
     if outcome is Outcome.EQUIVALENT:
-        return config.equivalent + (config.tested if tested else 0.0)
+        return config.equivalent
     if outcome is Outcome.EXECUTABLE:
         assert scored.pred.rows is not None
         value = config.executable

@@ -107,7 +107,7 @@ def rollout_metrics(summaries: Sequence[dict[str, Any]]) -> dict[str, float]:
             "episode/calls_per_round": calls / tool_rounds if tool_rounds else 0.0,
             "episode/submit_rate": sum(1 for e in episodes if e["submitted"]) / n,
             "episode/tested_rate": sum(1 for e in episodes if e["tested"]) / n,
-            "episode/unread_error_rate": sum(1 for e in episodes if e.get("unread_error")) / n,
+            "episode/unread_error_rate": sum(1 for e in episodes if e["unread_error"]) / n,
             "reward/mean": statistics.fmean(rewards) if rewards else 0.0,
             "reward/std": statistics.pstdev(rewards) if len(rewards) > 1 else 0.0,
             "groups/uniform": sum(1 / e["group_size"] for e in episodes if e["uniform_group"]) / groups if groups else 0.0,
