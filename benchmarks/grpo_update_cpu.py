@@ -18,6 +18,13 @@ It needs a CPU with bf16 arithmetic (``avx512_bf16`` or AMX, which ``precision: 
 looks for) and says so in one line where there is none:
 
     python benchmarks/grpo_update_cpu.py --compare precision --config configs/grpo-cpu-qwen2.5-coder-0.5b-run3b.yaml
+
+``--compare group_prompt`` times, with the prompt shared and in the config's precision, a
+group's prompt computed in each of its micro-batches against once for the group (its
+gradient sent back through it once, after the last); the ratio is per micro-batch time /
+once per group time:
+
+    python benchmarks/grpo_update_cpu.py --compare group_prompt --config configs/grpo-cpu-qwen2.5-coder-0.5b-run3b.yaml
 """
 
 from __future__ import annotations
@@ -39,7 +46,7 @@ def main() -> None:
     p.add_argument("--group-size", type=int, default=4)
     p.add_argument("--reps", type=int, default=2)
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--compare", choices=["share_prefix", "precision"], default="share_prefix")
+    p.add_argument("--compare", choices=["share_prefix", "precision", "group_prompt"], default="share_prefix")
     args = p.parse_args()
 
     import torch
@@ -90,22 +97,27 @@ def main() -> None:
 
     temperature = config.loss.temperature or rollout.sampling.temperature
     truncation = Truncation(rollout.sampling.top_k, rollout.sampling.top_p)
-    if args.compare == "precision":  # name -> (share_prefix, under bf16 autocast)
-        variants = {"fp32": (config.optim.share_prefix, False), "bf16": (config.optim.share_prefix, True)}
+    bf16 = resolve_precision(config.model.precision) == "bf16"
+    # name -> (share_prefix, under bf16 autocast, prompt in every micro-batch)
+    if args.compare == "precision":
+        variants = {"fp32": (config.optim.share_prefix, False, False), "bf16": (config.optim.share_prefix, True, False)}
+    elif args.compare == "group_prompt":
+        variants = {"prompt per micro-batch": (True, bf16, True), "prompt once per group": (True, bf16, False)}
     else:
-        variants = {"whole episodes": (False, False), "prompt shared": (True, False)}
+        variants = {"whole episodes": (False, False, False), "prompt shared": (True, False, False)}
     optimizer, scheduler = build_optimizer(policy.model.parameters(), config.optim, config.steps)
     reference = policy.reference_fn(temperature)
     times: dict[str, list[float]] = {name: [] for name in variants}
     for _ in range(args.reps):
-        for name, (share, bf16) in variants.items():
+        for name, (share, autocast, per_micro_batch) in variants.items():
             ctx = UpdateContext(policy.model, config.loss, temperature=temperature, kl_coef=0.01, reference=reference,
-                                pad_id=policy.pad_id, truncation=truncation, share_prefix=share)  # fmt: skip
+                                pad_id=policy.pad_id, truncation=truncation, share_prefix=share,
+                                prompt_per_micro_batch=per_micro_batch)  # fmt: skip
             t0 = time.perf_counter()
-            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
-                grpo_update(ctx, optimizer, scheduler, samples, config.optim)
+            with torch.autocast("cpu", dtype=torch.bfloat16, enabled=autocast):
+                stats = grpo_update(ctx, optimizer, scheduler, samples, config.optim)
             times[name].append(time.perf_counter() - t0)
-            print(f"  {name}: {times[name][-1]:.1f} s", flush=True)
+            print(f"  {name}: {times[name][-1]:.1f} s, {stats.computed} tokens computed", flush=True)
     (a, ta), (b, tb) = ((name, statistics.median(t)) for name, t in times.items())
     print(f"episodes: {len(samples)} ({args.questions} questions x {args.group_size}); rollout {rolled:.0f} s")
     print(f"tokens: {tokens} in all, {trained} trained; padded micro-batches {padded}, with the prompt shared {shared_tokens}")

@@ -360,7 +360,7 @@ GROUPED = [
 ]
 
 
-def _lora_update(samples, share_prefix: bool, kl_coef: float = 0.05):
+def _lora_update(samples, share_prefix: bool, kl_coef: float = 0.05, micro_batch_tokens: int = 8192):
     from peft import LoraConfig, get_peft_model
 
     from sqlscout.train.model import PolicyModel
@@ -371,7 +371,8 @@ def _lora_update(samples, share_prefix: bool, kl_coef: float = 0.05):
     before = [p.detach().clone() for p in params]
     ctx = UpdateContext(model, LossConfig(), temperature=0.7, kl_coef=kl_coef, reference=policy.reference_fn(0.7),
                         pad_id=0, truncation=Truncation(20, 0.95), share_prefix=share_prefix)  # fmt: skip
-    stats = grpo_update(ctx, torch.optim.SGD(params, lr=1.0), None, samples, OptimConfig(max_grad_norm=None))
+    optim = OptimConfig(max_grad_norm=None, micro_batch_tokens=micro_batch_tokens)
+    stats = grpo_update(ctx, torch.optim.SGD(params, lr=1.0), None, samples, optim)
     return [p.detach() - b for p, b in zip(params, before)], stats
 
 
@@ -381,7 +382,7 @@ def test_a_groups_shared_prompt_computed_once_gives_the_same_update():
     every adapter's change equal the episode-by-episode update's."""
     assert can_share_prefix(tiny_attention_model()) and not can_share_prefix(tiny_model())
     assert prefix_batches(GROUPED, 10_000) == [([1, 0, 2], 5), ([4, 3], 3), ([5], 0)]
-    assert prefix_batches(GROUPED, 15) == [([1], 0), ([0, 2], 5), ([4, 3], 3), ([5], 0)]  # 5 + 2 x (10 - 5) fits, 5 + 2 x 6 does not
+    assert prefix_batches(GROUPED, 15) == [([1], 5), ([0, 2], 5), ([4, 3], 3), ([5], 0)]  # 5 + 2 x (10 - 5) fits, 5 + 2 x 6 does not
     whole, stats_whole = _lora_update(GROUPED, share_prefix=False)
     shared, stats_shared = _lora_update(GROUPED, share_prefix=True)
     assert stats_whole.micro_batches == 1 and stats_shared.micro_batches == 3
@@ -389,6 +390,24 @@ def test_a_groups_shared_prompt_computed_once_gives_the_same_update():
     assert stats_shared.loss == pytest.approx(stats_whole.loss, rel=1e-5)
     assert stats_shared.kl == pytest.approx(stats_whole.kl, rel=1e-4) and stats_whole.kl > 0
     assert stats_shared.is_weight == pytest.approx(stats_whole.is_weight, rel=1e-6)
+    largest = max(float(d.abs().max()) for d in whole)
+    assert largest > 1e-4
+    assert max(float((a - b).abs().max()) for a, b in zip(whole, shared)) < 1e-4 * largest
+
+
+def test_a_group_over_several_micro_batches_computes_its_prompt_once_for_the_same_update():
+    """Issue 38: a group whose episodes fill several micro-batches computed its prompt in
+    each (on the 0.5B, 3.4-3.9 tokens computed per trained token). The prompt now goes
+    through the model once; the micro-batches continue from a detached copy of its cache
+    and its gradient goes back through it once, after the last: the update is the same."""
+    whole, stats_whole = _lora_update(GROUPED, share_prefix=False)
+    shared, stats_shared = _lora_update(GROUPED, share_prefix=True, micro_batch_tokens=15)
+    assert stats_shared.micro_batches == 4  # [1], [0, 2] after one prompt; [4, 3]; [5]
+    # 11 for the first prompt's [1] (5 + 6), then 2 x 5 for [0, 2] without the prompt again;
+    # 3 + 2 x 5 for [4, 3]; 4 for [5]. Computing the prompt per micro-batch made it 43.
+    assert stats_shared.computed == 11 + 10 + 13 + 4
+    assert stats_shared.loss == pytest.approx(stats_whole.loss, rel=1e-5)
+    assert stats_shared.kl == pytest.approx(stats_whole.kl, rel=1e-4) and stats_whole.kl > 0
     largest = max(float(d.abs().max()) for d in whole)
     assert largest > 1e-4
     assert max(float((a - b).abs().max()) for a, b in zip(whole, shared)) < 1e-4 * largest

@@ -9,13 +9,14 @@ one chunk of float32 logits is alive at a time.
 
 from __future__ import annotations
 
+import copy
 from typing import Any, NamedTuple
 
 import torch
 
 from sqlscout.train.memory import is_checkpointing
 
-__all__ = ["TokenLogprobs", "Truncation", "can_share_prefix", "token_logprobs"]
+__all__ = ["SharedPrefix", "TokenLogprobs", "Truncation", "can_share_prefix", "token_logprobs"]
 
 _CHUNK_ROWS = 1024
 
@@ -140,6 +141,7 @@ def token_logprobs(
     entropy_stride: int = 0,
     truncation: Truncation | None = None,
     prefix: int = 0,
+    shared: SharedPrefix | None = None,
 ) -> TokenLogprobs:
     """Log-probabilities of ``input_ids[trained]`` (flattened in row-major order).
 
@@ -158,6 +160,8 @@ def token_logprobs(
             ones (to float rounding) at a fraction of the cost: a group of G episodes
             over a long prompt computes that prompt once instead of G times. 0: no
             sharing.
+        shared: the prefix computed already (:class:`SharedPrefix`, for several batches
+            of one group); ``prefix`` is then its length.
 
     Returns:
         (logp, entropy, kept_lognorm): shapes (N,), N = trained.sum(); entropy is None
@@ -167,10 +171,12 @@ def token_logprobs(
     predicting[:, :-1] = trained[:, 1:]  # the logits at t-1 predict the token at t
     targets = input_ids[trained]
     extra: dict[str, Any] = {"use_cache": False}
+    prefix = shared.length if shared is not None else prefix
     if prefix:
         if bool(predicting[:, :prefix].any()):
             raise ValueError(f"a shared prefix of {prefix} tokens would cover a position that predicts a trained token")
-        extra = {"use_cache": True, _CACHE_KEYWORD: _prefix_cache(model, input_ids, attention_mask, prefix)}
+        shared = shared or SharedPrefix(model, input_ids, attention_mask, prefix, detached=False)
+        extra = {"use_cache": True, _CACHE_KEYWORD: shared.cache(input_ids.shape[0])}
         input_ids, predicting = input_ids[:, prefix:], predicting[:, prefix:]
     if _supports_mask_keep():
         out = model(input_ids=input_ids, attention_mask=attention_mask, logits_to_keep=predicting, **extra)
@@ -193,13 +199,50 @@ def _cache_keyword() -> str:
 _CACHE_KEYWORD = _cache_keyword()
 
 
-def _prefix_cache(model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor, prefix: int) -> Any:
-    """The key/value cache of ``input_ids[0, :prefix]`` (with its autograd history),
-    repeated for every row of the batch."""
-    out = model(input_ids=input_ids[:1, :prefix], attention_mask=attention_mask[:1, :prefix], logits_to_keep=1, use_cache=True)
-    cache = getattr(out, _CACHE_KEYWORD)
-    cache.batch_repeat_interleave(input_ids.shape[0])
-    return cache
+class SharedPrefix:
+    """The key/value cache of ``input_ids[0, :length]``, computed once and continued from
+    by any number of batches (:func:`token_logprobs` ``shared``).
+
+    ``detached=False``: every batch's cache keeps the prefix's autograd history, so each
+    backward pass goes through the prefix's forward (one batch per prefix).
+    ``detached=True``: the batches continue from detached copies that collect the
+    gradient of every batch's loss; :meth:`backward` then sends their sum through the
+    prefix's forward once. The gradient is the same as every batch recomputing the
+    prefix (the chain rule sums over its uses), at the cost of one prefix, for a group
+    whose episodes fill several micro-batches.
+    """
+
+    def __init__(self, model: torch.nn.Module, input_ids: torch.Tensor, attention_mask: torch.Tensor, length: int,
+                 *, detached: bool = True) -> None:  # fmt: skip
+        self.length = length
+        out = model(input_ids=input_ids[:1, :length], attention_mask=attention_mask[:1, :length], logits_to_keep=1, use_cache=True)
+        self._cache = getattr(out, _CACHE_KEYWORD)
+        self._computed = [(layer.keys, layer.values) for layer in self._cache.layers]
+        self._starts = self._computed
+        if detached:
+            self._starts = [tuple(t.detach().requires_grad_(t.requires_grad) for t in kv) for kv in self._computed]
+
+    def cache(self, rows: int) -> Any:
+        """A fresh cache of the prefix for a batch of ``rows`` (the model appends to it)."""
+        cache = copy.copy(self._cache)
+        cache.layers = []
+        for layer, (keys, values) in zip(self._cache.layers, self._starts):
+            fresh = copy.copy(layer)
+            fresh.keys, fresh.values = keys.repeat_interleave(rows, dim=0), values.repeat_interleave(rows, dim=0)
+            cache.layers.append(fresh)
+        return cache
+
+    def backward(self) -> None:
+        """Send the gradient the batches left on the detached prefix through its forward
+        (no-op when nothing needs it); the prefix's activations are freed."""
+        pairs = [
+            (t, start.grad)
+            for kv, starts in zip(self._computed, self._starts) for t, start in zip(kv, starts)
+            if start is not t and start.grad is not None
+        ]  # fmt: skip
+        if pairs:
+            torch.autograd.backward([t for t, _ in pairs], [g for _, g in pairs])
+        self._computed = self._starts = []
 
 
 def can_share_prefix(model: torch.nn.Module) -> bool:

@@ -119,14 +119,29 @@ class PolicyModel:
         ``wrapped`` is the model as the accelerator prepared it (forward passes go
         through it, so that distributed wrappers see them).
         """
-        from sqlscout.train.logprobs import token_logprobs
+        from sqlscout.train.logprobs import SharedPrefix, token_logprobs
+
+        # The prompt of a group recurs in each of its micro-batches: its reference cache is
+        # computed once and kept until another prompt comes (the reference never changes).
+        last: dict[str, Any] = {}
+
+        def logp(model: torch.nn.Module, ids: torch.Tensor, attention: torch.Tensor, trained: torch.Tensor, prefix: int) -> torch.Tensor:
+            shared = None
+            if prefix:
+                key = tuple(ids[0, :prefix].tolist())
+                if last.get("key") != key:
+                    last.clear()
+                    with torch.no_grad():
+                        last.update(key=key, shared=SharedPrefix(model, ids, attention, prefix))
+                shared = last["shared"]
+            return token_logprobs(model, ids, attention, trained, temperature=temperature, shared=shared).logp
 
         def run(ids: torch.Tensor, attention: torch.Tensor, trained: torch.Tensor, prefix: int = 0) -> torch.Tensor:
             if self.reference_model is not None:
                 with torch.autocast(ids.device.type, enabled=False):  # its weights are already in their dtype
-                    return token_logprobs(self.reference_model, ids, attention, trained, temperature=temperature, prefix=prefix).logp
+                    return logp(self.reference_model, ids, attention, trained, prefix)
             with self.adapters_disabled():
-                return token_logprobs(wrapped or self.model, ids, attention, trained, temperature=temperature, prefix=prefix).logp
+                return logp(wrapped or self.model, ids, attention, trained, prefix)
 
         return run
 

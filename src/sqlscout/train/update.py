@@ -4,7 +4,8 @@ The batch is split into ``mini_batches`` optimizer updates (1 in the recipe); ea
 packed into micro-batches of similar-length episodes that fit ``micro_batch_tokens``
 padded tokens, whose gradients accumulate before the optimizer steps. With
 ``share_prefix``, the episodes of one group (same question, same prompt) go into
-micro-batches of their own whose prompt is computed once (:func:`prefix_batches`). The per-token
+micro-batches of their own that continue from their prompt, computed once for the group
+(:func:`prefix_batches`, :class:`~sqlscout.train.logprobs.SharedPrefix`). The per-token
 weights of the loss aggregation are computed once per update over *all* its episodes
 (across processes too), so micro-batching and data parallelism leave the gradient
 unchanged.
@@ -26,7 +27,7 @@ from accelerate.utils import DistributedType
 from torch.optim.lr_scheduler import LRScheduler
 
 from sqlscout.train.config import LossConfig, OptimConfig
-from sqlscout.train.logprobs import Truncation, token_logprobs
+from sqlscout.train.logprobs import SharedPrefix, Truncation, token_logprobs
 from sqlscout.train.loss import aggregation_weights, token_loss
 from sqlscout.train.mask import TrainSample
 from sqlscout.train.memory import disable_checkpointing, enable_checkpointing, is_checkpointing
@@ -61,9 +62,14 @@ class UpdateContext:
             weight compares the trainer's probability in that same processed
             distribution with the sampler's, so equal weights give a weight of 1.
             None: the sampler reports log-probabilities of the whole distribution.
-        share_prefix: compute a group's common prompt once per micro-batch
-            (:func:`prefix_batches`); the caller checks the model can
+        share_prefix: compute a group's common prompt once (:func:`prefix_batches`):
+            once for all its micro-batches in one process, once per micro-batch across
+            several (each backward pass must end in that micro-batch's gradient
+            exchange); the caller checks the model can
             (:func:`~sqlscout.train.logprobs.can_share_prefix`).
+        prompt_per_micro_batch: with ``share_prefix``, compute the prompt in every
+            micro-batch even in one process (the measure of what once per group saves:
+            ``benchmarks/grpo_update_cpu.py --compare group_prompt``).
     """
 
     model: torch.nn.Module
@@ -75,6 +81,7 @@ class UpdateContext:
     accelerator: Accelerator | None = None
     truncation: Truncation | None = None
     share_prefix: bool = False
+    prompt_per_micro_batch: bool = False
 
     @property
     def device(self) -> torch.device:
@@ -158,7 +165,8 @@ def prefix_batches(samples: Sequence[TrainSample], max_tokens: int) -> list[tupl
     first trained token are the same (a group: one question, one prompt) are batched
     together and share all but the last of those tokens, which is computed once; the cost
     of a batch is then ``prefix + count × (longest − prefix)`` tokens, kept within
-    ``max_tokens``. Episodes alone with their prompt go through :func:`micro_batches`
+    ``max_tokens`` (so that a micro-batch holds no more than that, its group's prompt
+    included). Episodes alone with their prompt go through :func:`micro_batches`
     (prefix 0).
 
     >>> from sqlscout.train.mask import TrainSample
@@ -181,10 +189,10 @@ def prefix_batches(samples: Sequence[TrainSample], max_tokens: int) -> list[tupl
         current: list[int] = []
         for i in members:
             if current and _cost([samples[j] for j in (*current, i)], prefix) > max_tokens:
-                batches.append((current, prefix if len(current) > 1 else 0))
+                batches.append((current, prefix))
                 current = []
             current.append(i)
-        batches.append((current, prefix if len(current) > 1 else 0))
+        batches.append((current, prefix))
     lengths = [len(samples[i].token_ids) for i in alone]
     batches += [([alone[k] for k in group], 0) for group in micro_batches(lengths, max_tokens)]
     return batches
@@ -261,6 +269,7 @@ def grpo_update(
             groups = [(g, 0) for g in micro_batches([len(s.token_ids) for s in batch], optim.micro_batch_tokens)]
         groups = _pad_group_count(groups, accelerator)
         model.train()
+        prompt: _Prompt | None = None
         for k, (group, prefix) in enumerate(groups):
             last = k == len(groups) - 1
             if accelerator is not None:
@@ -271,24 +280,35 @@ def grpo_update(
                 if group:
                     members = [batch[i] for i in group]
                     cost = _cost(members, prefix)
+                    shared = None
+                    if prefix and ctx.world == 1 and not ctx.prompt_per_micro_batch:  # once for all the group's micro-batches
+                        if prompt is None or not prompt.begins(members[0], prefix):
+                            if prompt is not None:
+                                prompt.shared.backward()
+                            prompt = _Prompt(ctx, members[0], prefix)
+                            stats.computed += prefix
+                        shared, cost = prompt.shared, cost - prefix
                     with _recomputed(model, cost > optim.micro_batch_tokens):
-                        stats.add(_micro_step(ctx, members, [weights[i] for i in group], prefix))
+                        stats.add(_micro_step(ctx, members, [weights[i] for i in group], prefix, shared))
                     stats.computed += cost
                     stats.recomputed += cost > optim.micro_batch_tokens
                 else:  # an empty micro-batch: a zero-weight pass so collectives pair up
                     stats.add(_micro_step(ctx, [batch[0]], [0.0]))
+        if prompt is not None:
+            prompt.shared.backward()
         stats.grad_norm = _step(model, optimizer, scheduler, optim.max_grad_norm, accelerator)
     return stats
 
 
-def _micro_step(ctx: UpdateContext, batch: list[TrainSample], weights: list[float], prefix: int = 0) -> UpdateStats:
+def _micro_step(ctx: UpdateContext, batch: list[TrainSample], weights: list[float], prefix: int = 0,
+                shared: SharedPrefix | None = None) -> UpdateStats:  # fmt: skip
     """Forward and backward over one micro-batch (whose rows share their first ``prefix``
-    tokens); its statistics (none for a zero-weight pass)."""
+    tokens, computed already where ``shared``); its statistics (none for a zero-weight pass)."""
     cfg, device = ctx.loss, ctx.device
     ids, attention, trained = pad_batch(batch, ctx.pad_id, device)  # (B, L) each
     logp, entropy, kept = token_logprobs(
         ctx.model, ids, attention, trained, temperature=ctx.temperature, entropy_stride=ENTROPY_STRIDE,
-        truncation=ctx.truncation, prefix=prefix,
+        truncation=ctx.truncation, prefix=prefix, shared=shared,
     )  # (N,) each; entropy NaN off the stride
     if batch[0].old_logprobs is None:  # one update per batch: pi_old is the current policy
         old = logp.detach()
@@ -331,6 +351,19 @@ def _micro_step(ctx: UpdateContext, batch: list[TrainSample], weights: list[floa
         tokens=int(logp.numel()),
         micro_batches=1,
     )
+
+
+class _Prompt:
+    """A group's shared prompt, computed once (with its autograd history) for the
+    micro-batches that follow it."""
+
+    def __init__(self, ctx: UpdateContext, first: TrainSample, length: int) -> None:
+        self.tokens = first.token_ids[:length]
+        ids = torch.tensor([self.tokens], dtype=torch.long, device=ctx.device)
+        self.shared = SharedPrefix(ctx.model, ids, torch.ones_like(ids), length)
+
+    def begins(self, sample: TrainSample, length: int) -> bool:
+        return len(self.tokens) == length and sample.token_ids[:length] == self.tokens
 
 
 def _cost(batch: Sequence[TrainSample], prefix: int) -> int:
