@@ -194,6 +194,27 @@ def test_the_unread_error_penalty_falls_on_wrong_answers_only(db: Database) -> N
     assert REWARD_PRESETS["sqale-dense"].unread_error == REWARD_PRESETS["tiered"].unread_error == 0.0
 
 
+def test_the_known_error_penalty_falls_on_wrong_answers_only_and_adds_to_the_unread_one(db: Database) -> None:
+    """``known_error`` is taken from a wrong answer a run of which had failed in an earlier
+    round; a right answer never pays it; a reply that reran the failing query beside its
+    submission pays both."""
+    cfg = RewardConfig(unread_error=1.0, known_error=0.5)
+    gold_sql = "SELECT name FROM person WHERE id IN (1, 2)"
+    gold = execute_for_scoring(db, gold_sql)
+    right = score_sql(db, gold_sql, gold_sql, gold=gold)
+    broken = score_sql(db, "SELECT no_such_column FROM person", gold_sql, gold=gold)
+    assert reward(broken, cfg, known_error=True) == pytest.approx(-0.45)
+    assert reward(broken, cfg, known_error=True, unread_error=True) == pytest.approx(-1.45)
+    assert reward(right, cfg, known_error=True) == 3.0
+    values = group_rewards([(broken, None), (broken, None)], gold_sql, cfg, known_error=[False, True])
+    assert values == [0.05, pytest.approx(-0.45)]
+    with pytest.raises(ValueError, match="known_error has 3 flags for a group of 2"):
+        group_rewards([(broken, None), (broken, None)], gold_sql, cfg, known_error=[True, True, False])
+    with pytest.raises(ConfigError, match="known_error must be >= 0"):
+        RewardConfig(known_error=-0.1)
+    assert REWARD_PRESETS["sqale-dense"].known_error == REWARD_PRESETS["tiered"].known_error == 0.0
+
+
 def test_config_records_itself() -> None:
     assert RewardConfig(semantics="spider").to_dict()["semantics"] == "spider"
     assert RewardConfig().to_dict()["equivalent"] == 3.0

@@ -157,3 +157,30 @@ def test_a_failing_query_submitted_beside_its_run_pays_the_unread_error_penalty(
     assert by_sample[2][2] == 3.0
     assert min(group.advantages) == group.advantages[[r.sample for r in group.rollouts].index(0)]
     assert rollout_metrics(episode_summaries([group]))["episode/unread_error_rate"] == 0.25
+
+
+def test_a_failing_query_submitted_after_its_error_was_read_pays_the_known_error_penalty():
+    """Issue 38: penalised for submitting beside a failing run, the policy ran the query in
+    one reply and submitted it unchanged in the next (9 of 50 held-out episodes at run 3's
+    step 32 read their failing first query; none changed it). ``reward.known_error`` falls
+    on that answer; a fixed query submitted after the error, and the broken query submitted
+    blind or without any run, earn what they did before (real episodes on concert_singer)."""
+
+    def reply(kind: int, turn: int, gold: str) -> str:
+        if kind == 0:  # run, read the error, submit the same query anyway (a trailing ';' aside)
+            return _call("run_query", BROKEN) if turn == 0 else _call("submit_sql", BROKEN + ";")
+        if kind == 1:  # run, read the error, fix it
+            return _call("run_query", BROKEN) if turn == 0 else _call("submit_sql", gold)
+        if kind == 2:  # run and submit in one reply: unread, not known
+            return _call("run_query", BROKEN) + "\n" + _call("submit_sql", BROKEN)
+        return _call("submit_sql", BROKEN)  # 3: no run at all
+
+    group = _concert_singer_group(reply, 4, unread_error=1.0, known_error=1.0)
+    by_sample = {r.sample: (r.result, s.verdict.outcome.value, w) for r, s, w in zip(group.rollouts, group.scored, group.rewards)}
+    assert [by_sample[k][0].answer_known_error for k in range(4)] == [True, False, False, False]
+    assert [by_sample[k][0].answer_unread_error for k in range(4)] == [False, False, True, False]
+    assert [by_sample[k][1] for k in range(4)] == ["parsable", "equivalent", "parsable", "parsable"]
+    assert by_sample[0][2] == by_sample[2][2] == pytest.approx(-0.95) and by_sample[3][2] == 0.05
+    assert by_sample[1][2] == 3.0
+    metrics = rollout_metrics(episode_summaries([group]))
+    assert metrics["episode/known_error_rate"] == metrics["episode/unread_error_rate"] == 0.25

@@ -30,7 +30,8 @@ def _grouped(runs: list[EvalRun], attribute: str, label: str) -> list[str]:
 WINDOW_COLUMNS: list[tuple[str, str, str]] = [
     *[(o, f"outcome/{o}", "share") for o in OUTCOMES],
     ("submit", "episode/submit_rate", "share"), ("tested", "episode/tested_rate", "share"),
-    ("unread error", "episode/unread_error_rate", "share"), ("rounds", "episode/rounds", "number"),
+    ("unread error", "episode/unread_error_rate", "share"), ("known error", "episode/known_error_rate", "share"),
+    ("rounds", "episode/rounds", "number"),
     ("tool calls", "episode/tool_calls", "number"), ("reward", "reward/mean", "number"), ("KL", "kl", "small"),
 ]  # fmt: skip
 

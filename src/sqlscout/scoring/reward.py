@@ -26,6 +26,11 @@ in one reply loses every question whose query fails there, a fix away (the error
 the column it meant); the penalty makes that reply worse than any other wrong one, so
 the policy learns to stop after ``run_query`` and read. Right answers never pay it.
 
+``known_error`` (0 in both presets) is taken from a wrong answer whose ``run_query`` had
+failed in an earlier round (``EpisodeResult.answer_known_error``): the model read the error
+and submitted the query anyway. Without it, ``unread_error`` is dodged rather than learnt
+from: the policy runs the query in one reply and submits it unchanged in the next.
+
 >>> row_f1([(1,), (2,)], [(2,), (3,)])
 0.5
 >>> cfg = REWARD_PRESETS["sqale-dense"]
@@ -65,10 +70,11 @@ class RewardConfig:
     unsubmitted: float = 1.0
     tested: float = 0.0
     unread_error: float = 0.0
+    known_error: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "semantics", Semantics(self.semantics))
-        for name in ("f1_weight", "same_tables", "plurality", "tested", "unread_error"):
+        for name in ("f1_weight", "same_tables", "plurality", "tested", "unread_error", "known_error"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"reward.{name} must be >= 0, got {getattr(self, name)}")
         if not self.equivalent > self.max_wrong():
@@ -153,11 +159,12 @@ def reward(
     submitted: bool = True,
     tested: bool = False,
     unread_error: bool = False,
+    known_error: bool = False,
 ) -> float:
     """The reward of one scored answer (the plurality bonus is decided by the caller;
     ``submitted``: the model gave it through ``submit_sql``; ``tested``: it had run it
     in an earlier round; ``unread_error``: it submitted it in the reply whose run of it
-    failed)."""
+    failed; ``known_error``: a run of it had failed in an earlier round)."""
     outcome = _outcome_under(scored, config)
     value = _tier_reward(
         scored, outcome, config, pred_sql=pred_sql, gold_sql=gold_sql, agrees_with_plurality=agrees_with_plurality
@@ -165,8 +172,8 @@ def reward(
     # The protocol's habits: a bonus only a right answer can earn, a penalty only a wrong one can pay.
     if outcome is Outcome.EQUIVALENT:
         value += config.tested if tested else 0.0
-    elif unread_error:
-        value -= config.unread_error
+    else:
+        value -= (config.unread_error if unread_error else 0.0) + (config.known_error if known_error else 0.0)
     return value if submitted else value * config.unsubmitted
 
 
@@ -199,12 +206,13 @@ def _outcome_under(scored: Scored, config: RewardConfig) -> Outcome:
 def group_rewards(
     group: Sequence[tuple[Scored, str | None]], gold_sql: str, config: RewardConfig,
     submitted: Sequence[bool] | None = None, tested: Sequence[bool] | None = None,
-    unread_error: Sequence[bool] | None = None,
+    unread_error: Sequence[bool] | None = None, known_error: Sequence[bool] | None = None,
 ) -> list[float]:
     """Rewards for a GRPO group of (scored answer, predicted SQL), with the plurality bonus;
     ``submitted`` says which answers came through ``submit_sql`` (all, when not given),
     ``tested`` which ones the model had run in an earlier round, ``unread_error`` which
-    ones it submitted in the reply whose run of them failed (none, when not given).
+    ones it submitted in the reply whose run of them failed, ``known_error`` which ones
+    a run of had failed in an earlier round (none, when not given).
 
     The plurality result is the most common result (as a set of rows) among the group's
     answers that ran; it exists only when one result is strictly the most common and
@@ -220,11 +228,12 @@ def group_rewards(
     flags = [True] * len(group) if submitted is None else list(submitted)
     ran = [False] * len(group) if tested is None else list(tested)
     unread = [False] * len(group) if unread_error is None else list(unread_error)
-    for name, given in (("submitted", flags), ("tested", ran), ("unread_error", unread)):
+    known = [False] * len(group) if known_error is None else list(known_error)
+    for name, given in (("submitted", flags), ("tested", ran), ("unread_error", unread), ("known_error", known)):
         if len(given) != len(group):
             raise ValueError(f"{name} has {len(given)} flags for a group of {len(group)}")
     return [
         reward(s, config, pred_sql=sql, gold_sql=gold_sql, agrees_with_plurality=plurality is not None and k == plurality,
-               submitted=flag, tested=was_run, unread_error=blind)
-        for (s, sql), k, flag, was_run, blind in zip(group, keys, flags, ran, unread)
+               submitted=flag, tested=was_run, unread_error=blind, known_error=seen)
+        for (s, sql), k, flag, was_run, blind, seen in zip(group, keys, flags, ran, unread, known)
     ]
