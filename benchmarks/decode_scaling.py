@@ -9,6 +9,14 @@ the same run (medians of ``--repeats``).
 
     python benchmarks/decode_scaling.py --model qwen2.5-coder-0.5b --threads 2
     python benchmarks/decode_scaling.py --model qwen2.5-coder-1.5b --streams 1 4 8 16
+
+Several ``--model`` are loaded side by side and measured interleaved, each width's speed
+also printed as a ratio to the first model's: what a GGUF LoRA adapter applied by
+llama.cpp costs a decode (the trained preset against its base), sampled as the GRPO
+rollouts sample (``--temperature 1 --top-k 100 --logprobs``):
+
+    python benchmarks/decode_scaling.py --model qwen2.5-coder-0.5b sqlscout-0.5b-grpo --streams 1 16 \
+        --temperature 1 --top-k 100 --top-p 1 --logprobs --threads 2
 """
 
 from __future__ import annotations
@@ -24,9 +32,12 @@ from sqlscout.models.load import open_backend
 PROMPT = "Write a long SQLite tutorial about joins, with many example queries.\n"
 
 
+SAMPLING = {"temperature": 0.6, "top_p": 0.95, "top_k": 20, "logprobs": False}  # the seed card's; main() may change it
+
+
 def stream(backend: Backend, index: int, tokens: int) -> int:
     """One request of ``tokens`` sampled tokens on slot ``index``; the tokens it got."""
-    params = SamplingParams(temperature=0.6, top_p=0.95, top_k=20, max_tokens=tokens, seed=index, stop=[])
+    params = SamplingParams(**SAMPLING, max_tokens=tokens, seed=index, stop=[])
     request = GenerationRequest(params=params, prompt=f"{index}. {PROMPT}", episode=(index, 0))
     return len(backend.generate([request])[0].token_ids)
 
@@ -41,26 +52,38 @@ def aggregate(backend: Backend, streams: int, tokens: int) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", default="qwen2.5-coder-0.5b")
+    parser.add_argument("--model", nargs="+", default=["qwen2.5-coder-0.5b"])
     parser.add_argument("--threads", type=int, default=None)
     parser.add_argument("--streams", type=int, nargs="+", default=[1, 2, 4, 8])
     parser.add_argument("--tokens", type=int, default=96)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--temperature", type=float, default=SAMPLING["temperature"])
+    parser.add_argument("--top-k", type=int, default=SAMPLING["top_k"])
+    parser.add_argument("--top-p", type=float, default=SAMPLING["top_p"])
+    parser.add_argument("--logprobs", action="store_true", help="ask for the sampled tokens' log-probabilities, as rollouts do")
     args = parser.parse_args()
-    backend = open_backend(args.model, episodes=max(args.streams), threads=args.threads)
+    SAMPLING.update(temperature=args.temperature, top_k=args.top_k, top_p=args.top_p, logprobs=args.logprobs)
+    backends = {m: open_backend(m, episodes=max(args.streams), threads=args.threads) for m in args.model}
     try:
-        aggregate(backend, max(args.streams), 8)  # warm every slot once
-        speeds = {n: [] for n in args.streams}
-        for _ in range(args.repeats):  # interleaved, so a change of load weighs on every width
+        for backend in backends.values():
+            aggregate(backend, max(args.streams), 8)  # warm every slot once
+        speeds = {(m, n): [] for m in backends for n in args.streams}
+        for _ in range(args.repeats):  # interleaved, so a change of load weighs on every model and width
             for n in args.streams:
-                speeds[n].append(aggregate(backend, n, args.tokens))
-        one = statistics.median(speeds[min(args.streams)])
-        print(f"model={args.model} threads={args.threads or 'auto'} tokens/stream={args.tokens} repeats={args.repeats}")
-        for n in args.streams:
-            speed = statistics.median(speeds[n])
-            print(f"  {n:>3} streams: {speed:6.1f} tokens/s aggregate   {speed / one:.2f}x one stream")
+                for m, backend in backends.items():
+                    speeds[m, n].append(aggregate(backend, n, args.tokens))
+        first = args.model[0]
+        print(f"threads={args.threads or 'auto'} tokens/stream={args.tokens} repeats={args.repeats} sampling={SAMPLING}")
+        for m in backends:
+            one = statistics.median(speeds[m, min(args.streams)])
+            print(f"model={m}")
+            for n in args.streams:
+                speed = statistics.median(speeds[m, n])
+                versus = f"   {speed / statistics.median(speeds[first, n]):.2f}x {first}" if m != first else ""
+                print(f"  {n:>3} streams: {speed:6.1f} tokens/s aggregate   {speed / one:.2f}x one stream{versus}")
     finally:
-        backend.close()
+        for backend in backends.values():
+            backend.close()
 
 
 if __name__ == "__main__":
