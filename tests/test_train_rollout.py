@@ -163,8 +163,9 @@ def test_a_failing_query_submitted_after_its_error_was_read_pays_the_known_error
     """Issue 38: penalised for submitting beside a failing run, the policy ran the query in
     one reply and submitted it unchanged in the next (9 of 50 held-out episodes at run 3's
     step 32 read their failing first query; none changed it). ``reward.known_error`` falls
-    on that answer; a fixed query submitted after the error, and the broken query submitted
-    blind or without any run, earn what they did before (real episodes on concert_singer)."""
+    on that answer, and on one changed where the error is not (it fails the same way); a
+    fixed query, a changed one that fails differently, and the broken query submitted blind
+    or without any run earn what they did before (real episodes on concert_singer)."""
 
     def reply(kind: int, turn: int, gold: str) -> str:
         if kind == 0:  # run, read the error, submit the same query anyway (a trailing ';' aside)
@@ -173,14 +174,20 @@ def test_a_failing_query_submitted_after_its_error_was_read_pays_the_known_error
             return _call("run_query", BROKEN) if turn == 0 else _call("submit_sql", gold)
         if kind == 2:  # run and submit in one reply: unread, not known
             return _call("run_query", BROKEN) + "\n" + _call("submit_sql", BROKEN)
-        return _call("submit_sql", BROKEN)  # 3: no run at all
+        if kind == 3:  # run, read the error, submit it changed where the error is not: it fails the same way
+            return _call("run_query", BROKEN) if turn == 0 else _call("submit_sql", BROKEN.lower() + " LIMIT 10")
+        if kind == 4:  # run, read the error, change the query and fail differently: an attempt, not known
+            return _call("run_query", BROKEN) if turn == 0 else _call("submit_sql", "SELECT nope FROM singer")
+        return _call("submit_sql", BROKEN)  # 5: no run at all
 
-    group = _concert_singer_group(reply, 4, unread_error=1.0, known_error=1.0)
-    by_sample = {r.sample: (r.result, s.verdict.outcome.value, w) for r, s, w in zip(group.rollouts, group.scored, group.rewards)}
-    assert [by_sample[k][0].answer_known_error for k in range(4)] == [True, False, False, False]
-    assert [by_sample[k][0].answer_unread_error for k in range(4)] == [False, False, True, False]
-    assert [by_sample[k][1] for k in range(4)] == ["parsable", "equivalent", "parsable", "parsable"]
-    assert by_sample[0][2] == by_sample[2][2] == pytest.approx(-0.95) and by_sample[3][2] == 0.05
-    assert by_sample[1][2] == 3.0
+    group = _concert_singer_group(reply, 6, unread_error=1.0, known_error=1.0)
+    by_sample = {r.sample: (r.result, s, w) for r, s, w in zip(group.rollouts, group.scored, group.rewards)}
+    known = [by_sample[k][0].answer_known_error(by_sample[k][1].pred.error) for k in range(6)]
+    assert known == [True, False, False, True, False, False]
+    assert [by_sample[k][0].answer_known_error() for k in range(6)] == [True, False, False, False, False, False]  # by the SQL alone
+    assert [by_sample[k][0].answer_unread_error for k in range(6)] == [False, False, True, False, False, False]
+    assert [by_sample[k][1].verdict.outcome.value for k in range(6)] == ["parsable", "equivalent", *["parsable"] * 4]
+    assert by_sample[0][2] == by_sample[2][2] == by_sample[3][2] == pytest.approx(-0.95)
+    assert by_sample[4][2] == by_sample[5][2] == 0.05 and by_sample[1][2] == 3.0
     metrics = rollout_metrics(episode_summaries([group]))
-    assert metrics["episode/known_error_rate"] == metrics["episode/unread_error_rate"] == 0.25
+    assert metrics["episode/known_error_rate"] == pytest.approx(2 / 6) and metrics["episode/unread_error_rate"] == pytest.approx(1 / 6)

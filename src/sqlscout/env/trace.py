@@ -159,16 +159,18 @@ class EpisodeResult:
             return False
         return _ran_as(self.final_sql, self.rounds[-1].calls, ok=False)
 
-    @property
-    def answer_known_error(self) -> bool:
-        """Whether the model submitted a query (as written) that a ``run_query`` of an
-        earlier round had already shown to fail: it read the error and answered with the
-        query anyway. The way round :attr:`answer_unread_error` that a policy penalised for
-        it finds first (issue 38): run in one reply, submit the same query in the next."""
+    def answer_known_error(self, error: str | None = None) -> bool:
+        """Whether the model submitted a query that an earlier round had already shown to
+        fail: a ``run_query`` of it (as written) failed, or, given the answer's own
+        execution ``error``, a ``run_query`` failed with that same error. It read the error
+        and answered with the query anyway, or with one changed where the error was not
+        (a new alias, other spacing or case). The way round :attr:`answer_unread_error`
+        that a policy penalised for it finds first (issue 38): run in one reply, submit
+        the same query in the next."""
         if self.answer_source is not AnswerSource.SUBMIT_SQL or not self.final_sql or not self.rounds:
             return False
-        earlier = (call for round_ in self.rounds[:-1] for call in round_.calls)
-        return _ran_as(self.final_sql, earlier, ok=False)
+        earlier = [call for round_ in self.rounds[:-1] for call in round_.calls if call.tool == "run_query" and not call.ok]
+        return _ran_as(self.final_sql, earlier, ok=False) or bool(error) and any(error in str(call.output) for call in earlier)
 
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)

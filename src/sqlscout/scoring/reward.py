@@ -27,9 +27,11 @@ the column it meant); the penalty makes that reply worse than any other wrong on
 the policy learns to stop after ``run_query`` and read. Right answers never pay it.
 
 ``known_error`` (0 in both presets) is taken from a wrong answer whose ``run_query`` had
-failed in an earlier round (``EpisodeResult.answer_known_error``): the model read the error
-and submitted the query anyway. Without it, ``unread_error`` is dodged rather than learnt
-from: the policy runs the query in one reply and submits it unchanged in the next.
+failed in an earlier round, or that fails with the error such a run had shown
+(``EpisodeResult.answer_known_error``): the model read the error and submitted the query
+anyway, or changed it where the error was not. Without it, ``unread_error`` is dodged
+rather than learnt from: the policy runs the query in one reply and submits it unchanged
+in the next.
 
 >>> row_f1([(1,), (2,)], [(2,), (3,)])
 0.5

@@ -103,7 +103,7 @@ def collect_groups(
             submitted=[r.result.answer_source is AnswerSource.SUBMIT_SQL for r in done],
             tested=[r.result.answer_tested for r in done],
             unread_error=[r.result.answer_unread_error for r in done],
-            known_error=[r.result.answer_known_error for r in done],
+            known_error=[r.result.answer_known_error(s.pred.error) for s, r in zip(scored, done)],
         )
         advantages = group_advantages(rewards, scale_by_std=scale_by_std) if len(done) >= 2 else [0.0] * len(done)
         groups.append(Group(task, pool_index, done, scored, rewards, advantages, dropped))

@@ -81,7 +81,7 @@ def episode_summaries(groups: Sequence[Group]) -> list[dict[str, Any]]:
                     "submitted": r.answer_source.value == "submit_sql",
                     "tested": r.answer_tested,
                     "unread_error": r.answer_unread_error,
-                    "known_error": r.answer_known_error,
+                    "known_error": r.answer_known_error(scored.pred.error),
                     "generated": r.generated_tokens,
                     "reward": reward,
                     "uniform_group": g.uniform,
