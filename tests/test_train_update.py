@@ -360,7 +360,7 @@ GROUPED = [
 ]
 
 
-def _lora_update(samples, share_prefix: bool, kl_coef: float = 0.05, micro_batch_tokens: int = 8192):
+def _lora_update(samples, share_prefix: bool, kl_coef: float = 0.05, micro_batch_tokens: int = 8192, per_micro_batch: bool = False):
     from peft import LoraConfig, get_peft_model
 
     from sqlscout.train.model import PolicyModel
@@ -370,7 +370,8 @@ def _lora_update(samples, share_prefix: bool, kl_coef: float = 0.05, micro_batch
     params = [p for p in model.parameters() if p.requires_grad]
     before = [p.detach().clone() for p in params]
     ctx = UpdateContext(model, LossConfig(), temperature=0.7, kl_coef=kl_coef, reference=policy.reference_fn(0.7),
-                        pad_id=0, truncation=Truncation(20, 0.95), share_prefix=share_prefix)  # fmt: skip
+                        pad_id=0, truncation=Truncation(20, 0.95), share_prefix=share_prefix,
+                        prompt_per_micro_batch=per_micro_batch)  # fmt: skip
     optim = OptimConfig(max_grad_norm=None, micro_batch_tokens=micro_batch_tokens)
     stats = grpo_update(ctx, torch.optim.SGD(params, lr=1.0), None, samples, optim)
     return [p.detach() - b for p, b in zip(params, before)], stats
@@ -411,6 +412,23 @@ def test_a_group_over_several_micro_batches_computes_its_prompt_once_for_the_sam
     largest = max(float(d.abs().max()) for d in whole)
     assert largest > 1e-4
     assert max(float((a - b).abs().max()) for a, b in zip(whole, shared)) < 1e-4 * largest
+
+
+def test_an_episode_over_the_bound_after_a_shared_prompt_goes_through_whole_and_recomputed():
+    """An episode longer than micro_batch_tokens is recomputed layer by layer, which keeps no
+    key/value cache: in a group it must not continue from the shared prompt (the forward
+    dropped the cache and failed, in the benchmark's per-micro-batch variant), and the update
+    is still the unshared one, computing the prompt once or per micro-batch."""
+    long = sample([1, 5, 7, 9, 11, 2, *range(20, 40)], [6, 10, 20, 25], 1.0)  # 26 tokens, the group's 6-token prompt
+    group = [long, *GROUPED[:3]]
+    assert prefix_batches(group, 15) == [([0], 0), ([2], 5), ([1, 3], 5)]
+    whole, stats_whole = _lora_update(group, share_prefix=False)
+    for per_micro_batch in (False, True):
+        shared, stats_shared = _lora_update(group, share_prefix=True, micro_batch_tokens=15, per_micro_batch=per_micro_batch)
+        assert stats_shared.recomputed == 1
+        assert stats_shared.loss == pytest.approx(stats_whole.loss, rel=1e-5)
+        largest = max(float(d.abs().max()) for d in whole)
+        assert max(float((a - b).abs().max()) for a, b in zip(whole, shared)) < 1e-4 * largest
 
 
 def test_a_shared_prefix_that_would_cover_a_trained_token_is_refused():

@@ -189,13 +189,19 @@ def prefix_batches(samples: Sequence[TrainSample], max_tokens: int) -> list[tupl
         current: list[int] = []
         for i in members:
             if current and _cost([samples[j] for j in (*current, i)], prefix) > max_tokens:
-                batches.append((current, prefix))
+                batches.append(_alone_over(samples, current, prefix, max_tokens))
                 current = []
             current.append(i)
-        batches.append((current, prefix))
+        batches.append(_alone_over(samples, current, prefix, max_tokens))
     lengths = [len(samples[i].token_ids) for i in alone]
     batches += [([alone[k] for k in group], 0) for group in micro_batches(lengths, max_tokens)]
     return batches
+
+
+def _alone_over(samples: Sequence[TrainSample], batch: list[int], prefix: int, max_tokens: int) -> tuple[list[int], int]:
+    """An episode longer than ``max_tokens`` is a micro-batch of its own, recomputed layer by
+    layer (:func:`_recomputed`), which keeps no key/value cache: it goes through whole."""
+    return batch, prefix if _cost([samples[i] for i in batch], prefix) <= max_tokens else 0
 
 
 def pad_batch(samples: Sequence[TrainSample], pad_id: int, device: torch.device) -> tuple[torch.Tensor, ...]:
