@@ -110,7 +110,7 @@ def rollout_metrics(summaries: Sequence[dict[str, Any]]) -> dict[str, float]:
             "episode/submit_rate": sum(1 for e in episodes if e["submitted"]) / n,
             "episode/tested_rate": sum(1 for e in episodes if e["tested"]) / n,
             "episode/unread_error_rate": sum(1 for e in episodes if e["unread_error"]) / n,
-            "episode/known_error_rate": sum(1 for e in episodes if e.get("known_error")) / n,
+            "episode/known_error_rate": sum(1 for e in episodes if e["known_error"]) / n,
             "reward/mean": statistics.fmean(rewards) if rewards else 0.0,
             "reward/std": statistics.pstdev(rewards) if len(rewards) > 1 else 0.0,
             "groups/uniform": sum(1 / e["group_size"] for e in episodes if e["uniform_group"]) / groups if groups else 0.0,
