@@ -184,6 +184,7 @@ class HeldOutEvalConfig(_Section):
     Attributes:
         every: evaluate every this many steps (0: never; the last step always evaluates
             when > 0).
+        at_start: evaluate the starting weights too (step 0); off where that point is known.
         held_out: questions taken out of the training pool (by the seed) when ``data`` is None.
         data: a separate held-out split instead of ``held_out``.
         questions: at most this many questions per evaluation.
@@ -191,10 +192,31 @@ class HeldOutEvalConfig(_Section):
     """
 
     every: StrictInt = Field(0, ge=0)
+    at_start: StrictBool = True
     held_out: StrictInt = Field(0, ge=0)
     data: DataConfig | None = None
     questions: StrictInt = Field(100, ge=1)
     temperature: Number = Field(0.0, ge=0)
+
+
+class WarmupConfig(_Section):
+    """Imitation before GRPO: the run's first ``steps`` steps train on demonstrations
+    (:mod:`sqlscout.train.demos`) instead of sampled groups, every one with advantage 1
+    through the same update, mask, KL term and checkpoints; then GRPO goes on.
+
+    Attributes:
+        demos: a demonstrations file (``python -m sqlscout.train.demos`` writes one); None: no warm-up.
+        steps: how many steps imitate; the demonstrations are split across them, a
+            question's demonstrations in the same step (they share its prompt).
+    """
+
+    demos: StrictStr | None = None
+    steps: StrictInt = Field(0, ge=0)
+
+    @model_validator(mode="after")
+    def _both(self) -> WarmupConfig:
+        _require(bool(self.steps) == bool(self.demos), "warmup needs both demos (a file) and steps (> 0), or neither")
+        return self
 
 
 class CurriculumConfig(_Section):
@@ -440,6 +462,7 @@ class TrainConfig(_Section):
     data: DataConfig = DataConfig()
     eval: HeldOutEvalConfig = HeldOutEvalConfig()
     curriculum: CurriculumConfig = CurriculumConfig()
+    warmup: WarmupConfig = WarmupConfig()
     rollout: RolloutConfig = RolloutConfig()
     reward: RewardSection = RewardSection()
     loss: LossConfig = LossConfig()

@@ -58,6 +58,7 @@ from sqlscout.runner import Runner, RunnerConfig
 from sqlscout.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from sqlscout.train.config import TrainConfig, config_to_dict, load_config
 from sqlscout.train.curriculum import LengthCurriculum
+from sqlscout.train.demos import Demo, demonstration_groups, load_demos, warmup_batches
 from sqlscout.train.evaluation import evaluate
 from sqlscout.train.kl import KLController
 from sqlscout.train.logprobs import Truncation, can_share_prefix
@@ -137,6 +138,7 @@ def train(
                       model_path=config.model.name_or_path)
     runner = Runner(sampler.backend, config.rollout.runner_config(config.seed))
     gold = GoldResults()
+    warmup = _warmup(config, pool, accelerator)
 
     # -- resume ---------------------------------------------------------------------
     start = 0
@@ -177,9 +179,13 @@ def train(
             began = time.perf_counter()
             reset_peak_memory()
 
-            # 1. Experience: a group per question, scored, with advantages.
+            # 1. Experience: a group per question, scored, with advantages (or, in the
+            #    warm-up, the step's demonstrations to imitate).
             lr = scheduler.get_last_lr()[0]
-            groups, drawn = _experience(step, config, pool, curriculum, runner, gold, accelerator)
+            if step < len(warmup):
+                groups, drawn = _demonstrations(warmup[step], config, pool, runner, gold, policy.tokenizer, sampler.backend), []
+            else:
+                groups, drawn = _experience(step, config, pool, curriculum, runner, gold, accelerator)
             rolled = time.perf_counter()
 
             # 2. One policy update on the episodes whose group carries signal.
@@ -209,6 +215,8 @@ def train(
             # 3. Telemetry, evaluation, checkpoint.
             done = step + 1
             row = _step_row(done, groups, drawn, stats, curriculum, lr, ctx.kl_coef, (began, rolled, updated), accelerator)
+            if step < len(warmup):
+                row["warmup/demonstrations"] = float(sum(len(g.rollouts) for g in groups))
             telemetry.log(row)
             if config.telemetry.save_episodes:
                 telemetry.log_episodes(_gathered(episode_records(done, groups), accelerator))
@@ -272,6 +280,33 @@ def _experience(step: int, config: TrainConfig, pool: list[Task], curriculum: Le
     return kept, drawn
 
 
+def _warmup(config: TrainConfig, pool: list[Task], accelerator: Accelerator) -> list[list[Demo]]:
+    """The warm-up's demonstrations, a batch per step (this process's share of each)."""
+    if not config.warmup.steps:
+        return []
+    ids = {t.question_id for t in pool}
+    demos = load_demos(config.warmup.demos or "")
+    strangers = [d.question_id for d in demos if d.question_id not in ids]
+    if strangers:
+        raise ConfigError(f"warmup.demos: {len(strangers)} demonstrations are of questions outside the training pool "
+                          f"(first: {strangers[0]}); build them from episodes of a run on this pool")  # fmt: skip
+    batches = warmup_batches(demos, config.warmup.steps, config.seed)
+    return [b[accelerator.process_index :: accelerator.num_processes] for b in batches]
+
+
+def _demonstrations(batch: list[Demo], config: TrainConfig, pool: list[Task], runner: Runner, gold: GoldResults,
+                    tokenizer: Any, backend: Backend) -> list[Group]:  # fmt: skip
+    """A warm-up step's groups: its demonstrations played in the policy's tokens and its
+    sampler's chat format, each to be imitated with advantage 1."""
+    groups, dropped = demonstration_groups(
+        batch, {t.question_id: t for t in pool}, {t.question_id: i for i, t in enumerate(pool)}, runner.config,
+        config.reward.build(), gold, tokenizer=tokenizer, chat=backend.chat,
+    )  # fmt: skip
+    for why, n in dropped.items():
+        print(f"warm-up: {n} demonstration(s) left out: {why}", flush=True)
+    return groups
+
+
 def _seed(seed: int, step: int, round_: int, process: int) -> int:
     """A distinct sampling seed per (run seed, step, resample round, process)."""
     digest = hashlib.blake2b(f"{seed}:{step}:{round_}:{process}".encode(), digest_size=8).digest()
@@ -329,6 +364,8 @@ def _step_row(step: int, groups: list[Group], drawn: list[int], stats: UpdateSta
 def _eval_due(config: TrainConfig, held_out: list[Task], step: int) -> bool:
     """Whether the held-out evaluation runs after ``step`` (0: the starting point)."""
     every = config.eval.every
+    if step == 0 and not config.eval.at_start:
+        return False
     return bool(every and held_out) and (step % every == 0 or step == config.steps)
 
 

@@ -25,7 +25,7 @@ from sqlscout.env.task import Task
 from sqlscout.env.trace import AnswerSource, EpisodeResult, StopReason
 from sqlscout.train.advantages import group_advantages, is_uniform
 
-__all__ = ["MODEL_STOPS", "Group", "collect_groups", "gold_result", "model_ended"]
+__all__ = ["MODEL_STOPS", "Group", "collect_groups", "gold_result", "model_ended", "score_group"]
 
 # The ways an episode ends that the model chose (it answered, or spent its rounds, its
 # failed queries or its budget, looped on calls it had made, or ran a tested query again). Anything else — a backend failure, or a stop reason
@@ -53,17 +53,35 @@ class Group:
     rewards: list[float]
     advantages: list[float]
     dropped: list[Rollout] = dataclasses.field(default_factory=list)
+    demonstration: bool = False  # written, not sampled (sqlscout.train.demos): imitated, advantage 1
 
     @property
     def uniform(self) -> bool:
-        """No signal: fewer than two scored episodes, or all rewarded alike."""
-        return len(self.rewards) < 2 or is_uniform(self.rewards)
+        """No signal: fewer than two scored episodes, or all rewarded alike (a group of
+        demonstrations always carries its signal)."""
+        return not self.demonstration and (len(self.rewards) < 2 or is_uniform(self.rewards))
 
 
 def gold_result(gold: GoldResults, runner: Runner, task: Task) -> ExecResult:
     """The result of ``task``'s gold query on its database, from the project's one
     gold-result cache: executed once, shared by every group that draws the question."""
     return gold.get(runner.database(task.db_path), task.gold_sql or "")[0]
+
+
+def score_group(runner: Runner, task: Task, rollouts: Sequence[Rollout], reward: RewardConfig,
+                gold: GoldResults) -> tuple[list[Scored], list[float]]:  # fmt: skip
+    """The verdicts and rewards of ``rollouts``, episodes of ``task`` played as one group."""
+    db = runner.database(task.db_path)
+    expected = gold_result(gold, runner, task)
+    scored = [score_sql(db, r.result.final_sql, task.gold_sql or "", gold=expected, semantics=reward.semantics) for r in rollouts]
+    rewards = group_rewards(
+        [(s, r.result.final_sql) for s, r in zip(scored, rollouts)], task.gold_sql or "", reward,
+        submitted=[r.result.answer_source is AnswerSource.SUBMIT_SQL for r in rollouts],
+        tested=[r.result.answer_tested for r in rollouts],
+        unread_error=[r.result.answer_unread_error for r in rollouts],
+        known_error=[r.result.answer_known_error(s.pred.error) for s, r in zip(scored, rollouts)],
+    )
+    return scored, rewards
 
 
 def collect_groups(
@@ -92,19 +110,7 @@ def collect_groups(
         assert len(finished) == group_size, "the runner must finish every episode it starts"
         done = [r for r in finished if model_ended(r.result)]
         dropped = [r for r in finished if not model_ended(r.result)]
-        db = runner.database(task.db_path)
-        expected = gold_result(gold, runner, task)
-        scored = [
-            score_sql(db, r.result.final_sql, task.gold_sql or "", gold=expected, semantics=reward.semantics)
-            for r in done
-        ]
-        rewards = group_rewards(
-            [(s, r.result.final_sql) for s, r in zip(scored, done)], task.gold_sql or "", reward,
-            submitted=[r.result.answer_source is AnswerSource.SUBMIT_SQL for r in done],
-            tested=[r.result.answer_tested for r in done],
-            unread_error=[r.result.answer_unread_error for r in done],
-            known_error=[r.result.answer_known_error(s.pred.error) for s, r in zip(scored, done)],
-        )
+        scored, rewards = score_group(runner, task, done, reward, gold)
         advantages = group_advantages(rewards, scale_by_std=scale_by_std) if len(done) >= 2 else [0.0] * len(done)
         groups.append(Group(task, pool_index, done, scored, rewards, advantages, dropped))
     return groups

@@ -57,6 +57,7 @@ def ship_adapter(run: Path, step: int, name: str, *, base: str, dest: Path = ADA
         "sha256": hashlib.sha256(data).hexdigest(),
         "size": len(data),
         "trained": f"GRPO + LoRA r {config.model.lora.r}, step {step} of {run.name} ({sources})"
+                   + (f", its first {config.warmup.steps} steps imitating {Path(config.warmup.demos or '').name}" if config.warmup.steps else "")
                    + (f", from {Path(config.model.lora.init).name}" if config.model.lora.init else ""),
         "step": step,
         "episode": resolved["rollout"]["episode"],

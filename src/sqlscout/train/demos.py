@@ -1,0 +1,266 @@
+"""Demonstrations: plain-protocol episodes written from a run's own answers, imitated
+before GRPO steps (``warmup`` in the config).
+
+GRPO can only reinforce what its samples do. Run 3 of issue 38 showed a policy that,
+given a failing query's error, submits the same query again: of the held-out episodes that
+read a failing first query, none ever ran a working one afterwards, so no group held an
+episode that fixed one and the gradient towards fixing was zero. A demonstration shows
+the habit with the policy's own queries:
+
+- **fix**: for a training question on which the run's episodes gave both a query that
+  does not run and a right one, the episode runs the failing query alone, reads the
+  environment's error (with its "Did you mean"), runs the right query, reads its rows and
+  submits it in a reply of its own;
+- **tested**: for a question with a right answer, it runs that answer, reads the rows and
+  submits it after.
+
+The queries are the policy's own samples (temperature 1, in training); the gold query only
+judges them, as the reward does. Every demonstration is played through the real
+environment — the scripted backend replaying its replies, in the policy's own tokens and
+chat format when training — and kept only when the failing query really fails there, the
+answer is submitted through ``submit_sql`` and it scores equivalent to the gold.
+
+Build a file of them from a run's episode summaries::
+
+    python -m sqlscout.train.demos --config CONFIG.yaml --episodes runs/X/episodes.jsonl --out demos.jsonl
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import gzip
+import json
+import random
+import sys
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable, Sequence
+
+from sqlscout.backends.scripted import ScriptedBackend, ScriptTurn
+from sqlscout.env.chat import ChatFormat
+from sqlscout.env.sandbox import Database
+from sqlscout.env.task import Task
+from sqlscout.env.trace import AnswerSource
+from sqlscout.errors import ConfigError
+from sqlscout.runner import Rollout, Runner, RunnerConfig
+from sqlscout.scoring import RewardConfig, score_sql
+from sqlscout.scoring.gold import GoldResults
+from sqlscout.train.rollout import Group, score_group
+
+__all__ = ["Demo", "check", "checked", "from_episodes", "load_demos", "demonstration_groups", "play", "replies", "warmup_batches", "write_demos"]
+
+
+@dataclass(frozen=True)
+class Demo:
+    """A demonstration: ``queries`` are run in order, one reply each, and the last is
+    submitted in a reply of its own."""
+
+    question_id: str
+    queries: tuple[str, ...]
+
+    @property
+    def kind(self) -> str:
+        return "fix" if len(self.queries) > 1 else "tested"
+
+
+def replies(demo: Demo) -> list[str]:
+    """The model's replies of ``demo``, as the plain protocol's JSON tool calls."""
+    call = lambda tool, sql: json.dumps({"tool": tool, "args": {"sql": sql}}, ensure_ascii=False)  # noqa: E731
+    return [call("run_query", q) for q in demo.queries] + [call("submit_sql", demo.queries[-1])]
+
+
+def from_episodes(records: Iterable[dict[str, Any]], *, fixes_per_question: int = 2) -> list[Demo]:
+    """Demonstrations from a run's episode summaries (``episodes.jsonl``): per question
+    with a right answer, one tested demonstration of its most frequent right query, and a
+    fix from each of up to ``fixes_per_question`` distinct failing queries (the most
+    frequent first) to it. Unchecked: :func:`check` plays them."""
+    right: dict[str, Counter[str]] = defaultdict(Counter)
+    failing: dict[str, Counter[str]] = defaultdict(Counter)
+    order: dict[str, None] = {}  # questions in first-seen order
+    for record in records:
+        qid, sql, outcome = record.get("question_id"), record.get("final_sql"), record.get("outcome")
+        if not qid or not sql or record.get("dropped"):
+            continue
+        order.setdefault(qid)
+        if outcome == "equivalent":
+            right[qid][sql.strip()] += 1
+        elif outcome == "parsable":  # parses, does not run
+            failing[qid][sql.strip()] += 1
+    demos = []
+    for qid in order:
+        if not right[qid]:
+            continue
+        best = right[qid].most_common(1)[0][0]
+        demos.append(Demo(qid, (best,)))
+        demos += [Demo(qid, (bad, best)) for bad, _ in failing[qid].most_common(fixes_per_question)]
+    return demos
+
+
+def play(demos: Sequence[Demo], tasks: Sequence[Task], runner_config: RunnerConfig, *,
+         tokenizer: Any | None = None, chat: ChatFormat | None = None) -> tuple[list[Rollout], Runner]:  # fmt: skip
+    """Play ``demos`` (``tasks[i]`` is ``demos[i]``'s question) through the environment,
+    one episode each, in their order; with ``tokenizer`` (and the sampler's ``chat``) the
+    rollouts carry the token ids and segments the trainer's mask reads. The runner is
+    returned open (its databases judge the answers); the caller closes it."""
+    scripts = [replies(d) for d in demos]
+
+    def script(turn: ScriptTurn) -> str:
+        assert turn.episode is not None, "the runner names the episode of every request"
+        lines = scripts[turn.episode[0]]
+        return lines[min(turn.turn, len(lines) - 1)]
+
+    sampling = dataclasses.replace(runner_config.sampling, logprobs=False)
+    runner = Runner(ScriptedBackend(script, tokenizer=tokenizer, chat=chat), dataclasses.replace(runner_config, sampling=sampling))
+    rollouts = sorted(runner.run(list(tasks)), key=lambda r: r.index)
+    # No sampler drew these tokens: the script's log-probabilities (0, certainty) would
+    # turn the update's correction min(pi_old / pi_sampler, cap) into pi_old and weigh
+    # every token by how likely the policy already finds it, the unlikely ones, which
+    # imitation is for, least. None: no correction.
+    return [dataclasses.replace(r, logprobs=[None] * len(r.token_ids)) for r in rollouts], runner
+
+
+def check(demo: Demo, rollout: Rollout, task: Task, db: Database, gold: GoldResults) -> str | None:
+    """Why ``rollout`` (``demo`` played on ``task``) is no demonstration, or None when it is:
+    every query but the last failed when run, the last ran, it was submitted through
+    ``submit_sql`` and it is right."""
+    result = rollout.result
+    runs = [c for r in result.rounds for c in r.calls if c.tool == "run_query"]
+    if len(runs) != len(demo.queries):
+        return f"ran {len(runs)} queries, not {len(demo.queries)} (stop: {result.stop_reason.value})"
+    if any(c.ok for c in runs[:-1]) or not runs[-1].ok:
+        return "the failing query ran, or the right one did not"
+    if result.answer_source is not AnswerSource.SUBMIT_SQL or (result.final_sql or "").strip() != demo.queries[-1]:
+        return f"not submitted through submit_sql (stop: {result.stop_reason.value})"
+    expected = gold.get(db, task.gold_sql or "")[0]
+    outcome = score_sql(db, result.final_sql, task.gold_sql or "", gold=expected).verdict.outcome.value
+    return None if outcome == "equivalent" else f"scored {outcome}"
+
+
+def checked(demos: Sequence[Demo], tasks: dict[str, Task], runner_config: RunnerConfig, *,
+            tokenizer: Any | None = None, chat: ChatFormat | None = None) -> tuple[list[tuple[Demo, Rollout]], Counter[str]]:  # fmt: skip
+    """Play ``demos`` and keep the ones :func:`check` accepts, with why the others were not."""
+    missing = sorted({d.question_id for d in demos if d.question_id not in tasks})
+    if missing:
+        raise ConfigError(f"{len(missing)} demonstrations name questions the training pool lacks (first: {missing[0]}): "
+                          "build them from a run on this config's pool")  # fmt: skip
+    questions = [tasks[d.question_id] for d in demos]
+    rollouts, runner = play(demos, questions, runner_config, tokenizer=tokenizer, chat=chat)
+    gold, kept, dropped = GoldResults(), [], Counter[str]()
+    try:
+        for demo, rollout, task in zip(demos, rollouts, questions):
+            why = check(demo, rollout, task, runner.database(task.db_path), gold)
+            if why is None:
+                kept.append((demo, rollout))
+            else:
+                dropped[f"{demo.kind}: {why}"] += 1
+    finally:
+        runner.close()
+    return kept, dropped
+
+
+def warmup_batches(demos: Sequence[Demo], steps: int, seed: int) -> list[list[Demo]]:
+    """``demos`` split into ``steps`` batches of about equal size, a question's
+    demonstrations in one batch (they share its prompt), questions in an order drawn
+    with ``seed`` (so no step holds one source's questions only)."""
+    by_question: dict[str, list[Demo]] = {}
+    for d in demos:
+        by_question.setdefault(d.question_id, []).append(d)
+    questions = list(by_question.values())
+    random.Random(seed).shuffle(questions)
+    size = -(-len(demos) // max(steps, 1))
+    batches: list[list[Demo]] = [[]]
+    for group in questions:
+        if len(batches[-1]) >= size and len(batches) < steps:
+            batches.append([])
+        batches[-1] += group
+    return batches
+
+
+def demonstration_groups(batch: Sequence[Demo], tasks: dict[str, Task], pool_index: dict[str, int],
+                         runner_config: RunnerConfig, reward: RewardConfig, gold: GoldResults, *,
+                         tokenizer: Any, chat: ChatFormat | None) -> tuple[list[Group], Counter[str]]:  # fmt: skip
+    """``batch`` played in the policy's tokens as groups (one per question) to imitate:
+    the ones :func:`check` accepts, with advantage 1; the reasons the others were left out."""
+    questions = [tasks[d.question_id] for d in batch]
+    rollouts, runner = play(batch, questions, runner_config, tokenizer=tokenizer, chat=chat)
+    kept: dict[str, list[Rollout]] = {}
+    dropped = Counter[str]()
+    try:
+        for demo, rollout, task in zip(batch, rollouts, questions):
+            why = check(demo, rollout, task, runner.database(task.db_path), gold)
+            if why is None:
+                kept.setdefault(demo.question_id, []).append(rollout)
+            else:
+                dropped[f"{demo.kind}: {why}"] += 1
+        groups = []
+        for qid, played in kept.items():
+            scored, rewards = score_group(runner, tasks[qid], played, reward, gold)
+            groups.append(Group(tasks[qid], pool_index[qid], played, scored, rewards, [1.0] * len(played), demonstration=True))
+    finally:
+        runner.close()
+    return groups, dropped
+
+
+def write_demos(path: Path, demos: Sequence[Demo], tasks: dict[str, Task]) -> None:
+    with path.open("w") as f:
+        for d in demos:
+            task = tasks[d.question_id]
+            row = {"question_id": d.question_id, "kind": d.kind, "db_id": task.db_id, "question": task.question,
+                   "queries": list(d.queries)}  # fmt: skip
+            f.write(json.dumps(row, ensure_ascii=False) + "\n")
+
+
+def load_demos(path: str | Path) -> list[Demo]:
+    """The demonstrations of a file :func:`write_demos` wrote."""
+    path = Path(path)
+    if not path.is_file():
+        raise ConfigError(f"no demonstrations file at {path}: build one with `python -m sqlscout.train.demos`")
+    demos = []
+    for n, line in enumerate(path.read_text().splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+            demos.append(Demo(str(row["question_id"]), tuple(row["queries"])))
+        except (ValueError, KeyError, TypeError) as e:
+            raise ConfigError(f"{path}:{n}: not a demonstration ({e}): rebuild the file with `python -m sqlscout.train.demos`") from e
+    if not demos:
+        raise ConfigError(f"{path} holds no demonstrations")
+    return demos
+
+
+def _read_records(path: Path) -> Iterable[dict[str, Any]]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt") as f:
+        for line in f:
+            if line.strip():
+                yield json.loads(line)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from sqlscout.train.config import load_config
+    from sqlscout.train.questions import load_questions
+
+    parser = argparse.ArgumentParser(prog="python -m sqlscout.train.demos", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--config", required=True, help="the training config whose pool the episodes' questions are in")
+    parser.add_argument("--episodes", nargs="+", required=True, help="episode summaries (episodes.jsonl[.gz]) of runs on that pool")
+    parser.add_argument("--out", required=True, help="the demonstrations file to write (JSON lines)")
+    parser.add_argument("--fixes-per-question", type=int, default=2)
+    args = parser.parse_args(argv)
+    config = load_config(args.config)
+    tasks = {t.question_id: t for t in load_questions(config.data)}
+    records = [r for p in args.episodes for r in _read_records(Path(p))]
+    demos = [d for d in from_episodes(records, fixes_per_question=args.fixes_per_question) if d.question_id in tasks]
+    kept, dropped = checked(demos, tasks, config.rollout.runner_config(config.seed))
+    write_demos(Path(args.out), [d for d, _ in kept], tasks)
+    kinds = Counter(d.kind for d, _ in kept)
+    print(f"{len(kept)} of {len(demos)} demonstrations kept ({kinds['fix']} fix, {kinds['tested']} tested) -> {args.out}")
+    for why, n in dropped.most_common():
+        print(f"  dropped {n}: {why}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
