@@ -142,6 +142,9 @@ def test_a_run_imitates_its_demonstrations_then_goes_on_with_grpo(tmp_path):
     assert "warmup/demonstrations" not in second and second["episodes"] == 8  # GRPO: 2 questions x 4
     episodes = [json.loads(line) for line in (Path(config.out) / "episodes.jsonl").read_text().splitlines()]
     assert [e["final_sql"] for e in episodes if e["step"] == 1] == [SINGERS, SINGERS]
+    from sqlscout.report.runs import load_train_run
+
+    assert load_train_run(Path(config.out), "run").describe() == "2 training steps; steps 1–1 imitated demonstrations (warm-up)"
 
 
 def test_warm_up_settings_are_checked(tmp_path):

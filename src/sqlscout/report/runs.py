@@ -59,6 +59,9 @@ class TrainRun:
         trained = len(self.training_steps)
         evaluated = sum(isinstance(s.get("eval/official"), (int, float)) for s in self.steps)
         text = f"{trained} training step{'s' * (trained != 1)}" + (f", {evaluated} held-out evaluation{'s' * (evaluated != 1)}" if evaluated else "")
+        imitated = [s["step"] for s in self.training_steps if s.get("warmup/demonstrations")]
+        if imitated:  # their outcomes and reward are the demonstrations', not the policy's
+            text += f"; steps {min(imitated)}–{max(imitated)} imitated demonstrations (warm-up)"
         for amendment in self.amendments:
             changes = ", ".join(f"{path} {c.get('from')} -> {c.get('to')}" for path, c in sorted(amendment.get("changes", {}).items()))
             text += f"; amended after step {amendment.get('from_step')}: {changes}"
