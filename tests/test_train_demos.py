@@ -179,3 +179,14 @@ def test_the_demonstrations_command_writes_checked_ones(tmp_path):
     assert "2 of 2 demonstrations kept (1 fix, 1 tested)" in done.stdout
     assert load_demos(out) == [Demo(qid, (SINGERS,)), Demo(qid, (NO_COLUMN, SINGERS))]
     assert json.loads(out.read_text().splitlines()[1])["kind"] == "fix"
+
+
+def test_run_4s_demonstrations_are_of_its_training_questions_only():
+    from sqlscout.data.splits import SPIDER_DEV_REPORT
+    from sqlscout.train.config import load_config
+
+    config = load_config(REPO / "configs" / "grpo-cpu-qwen2.5-coder-0.5b-run4.yaml")
+    pool = {t.question_id: t for t in load_questions(config.data)}
+    demos = load_demos(REPO / config.warmup.demos)
+    assert len(demos) == 187 and all(d.question_id in pool for d in demos)
+    assert not {pool[d.question_id].db_id for d in demos} & set(SPIDER_DEV_REPORT)
