@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import gzip
 import json
 import random
 import sys
@@ -47,9 +46,11 @@ from sqlscout.errors import ConfigError
 from sqlscout.runner import Rollout, Runner, RunnerConfig
 from sqlscout.scoring import RewardConfig, score_sql
 from sqlscout.scoring.gold import GoldResults
+from sqlscout.train.config import load_config
+from sqlscout.train.questions import load_questions
 from sqlscout.train.rollout import Group, score_group
 
-__all__ = ["Demo", "check", "checked", "from_episodes", "load_demos", "demonstration_groups", "play", "replies", "warmup_batches", "write_demos"]
+__all__ = ["Demo", "check", "checked", "from_episodes", "load_demos", "require_in_pool", "demonstration_groups", "play", "replies", "warmup_batches", "write_demos"]
 
 
 @dataclass(frozen=True)
@@ -138,16 +139,22 @@ def check(demo: Demo, rollout: Rollout, task: Task, db: Database, gold: GoldResu
     return None if outcome == "equivalent" else f"scored {outcome}"
 
 
-def checked(demos: Sequence[Demo], tasks: dict[str, Task], runner_config: RunnerConfig, *,
-            tokenizer: Any | None = None, chat: ChatFormat | None = None) -> tuple[list[tuple[Demo, Rollout]], Counter[str]]:  # fmt: skip
-    """Play ``demos`` and keep the ones :func:`check` accepts, with why the others were not."""
-    missing = sorted({d.question_id for d in demos if d.question_id not in tasks})
+def require_in_pool(demos: Sequence[Demo], ids: Iterable[str]) -> None:
+    """Refuse demonstrations of questions outside the training pool (question ids ``ids``)."""
+    known = set(ids)
+    missing = sorted({d.question_id for d in demos if d.question_id not in known})
     if missing:
         raise ConfigError(f"{len(missing)} demonstrations name questions the training pool lacks (first: {missing[0]}): "
                           "build them from a run on this config's pool")  # fmt: skip
+
+
+def _play_checked(demos: Sequence[Demo], tasks: dict[str, Task], runner_config: RunnerConfig, gold: GoldResults, *,
+                  tokenizer: Any | None, chat: ChatFormat | None) -> tuple[list[tuple[Demo, Rollout]], Counter[str], Runner]:  # fmt: skip
+    """Play ``demos`` and sort them by :func:`check`: the kept ones with their rollouts, why
+    the others were left out, and the runner, open (the caller closes it)."""
     questions = [tasks[d.question_id] for d in demos]
     rollouts, runner = play(demos, questions, runner_config, tokenizer=tokenizer, chat=chat)
-    gold, kept, dropped = GoldResults(), [], Counter[str]()
+    kept, dropped = [], Counter[str]()
     try:
         for demo, rollout, task in zip(demos, rollouts, questions):
             why = check(demo, rollout, task, runner.database(task.db_path), gold)
@@ -155,8 +162,18 @@ def checked(demos: Sequence[Demo], tasks: dict[str, Task], runner_config: Runner
                 kept.append((demo, rollout))
             else:
                 dropped[f"{demo.kind}: {why}"] += 1
-    finally:
+    except BaseException:
         runner.close()
+        raise
+    return kept, dropped, runner
+
+
+def checked(demos: Sequence[Demo], tasks: dict[str, Task], runner_config: RunnerConfig, *,
+            tokenizer: Any | None = None, chat: ChatFormat | None = None) -> tuple[list[tuple[Demo, Rollout]], Counter[str]]:  # fmt: skip
+    """Play ``demos`` and keep the ones :func:`check` accepts, with why the others were not."""
+    require_in_pool(demos, tasks)
+    kept, dropped, runner = _play_checked(demos, tasks, runner_config, GoldResults(), tokenizer=tokenizer, chat=chat)
+    runner.close()
     return kept, dropped
 
 
@@ -183,19 +200,13 @@ def demonstration_groups(batch: Sequence[Demo], tasks: dict[str, Task], pool_ind
                          tokenizer: Any, chat: ChatFormat | None) -> tuple[list[Group], Counter[str]]:  # fmt: skip
     """``batch`` played in the policy's tokens as groups (one per question) to imitate:
     the ones :func:`check` accepts, with advantage 1; the reasons the others were left out."""
-    questions = [tasks[d.question_id] for d in batch]
-    rollouts, runner = play(batch, questions, runner_config, tokenizer=tokenizer, chat=chat)
-    kept: dict[str, list[Rollout]] = {}
-    dropped = Counter[str]()
+    kept, dropped, runner = _play_checked(batch, tasks, runner_config, gold, tokenizer=tokenizer, chat=chat)
     try:
-        for demo, rollout, task in zip(batch, rollouts, questions):
-            why = check(demo, rollout, task, runner.database(task.db_path), gold)
-            if why is None:
-                kept.setdefault(demo.question_id, []).append(rollout)
-            else:
-                dropped[f"{demo.kind}: {why}"] += 1
+        by_question: dict[str, list[Rollout]] = {}
+        for demo, rollout in kept:
+            by_question.setdefault(demo.question_id, []).append(rollout)
         groups = []
-        for qid, played in kept.items():
+        for qid, played in by_question.items():
             scored, rewards = score_group(runner, tasks[qid], played, reward, gold)
             groups.append(Group(tasks[qid], pool_index[qid], played, scored, rewards, [1.0] * len(played), demonstration=True))
     finally:
@@ -232,23 +243,30 @@ def load_demos(path: str | Path) -> list[Demo]:
 
 
 def _read_records(path: Path) -> Iterable[dict[str, Any]]:
-    opener = gzip.open if path.suffix == ".gz" else open
-    with opener(path, "rt") as f:
-        for line in f:
-            if line.strip():
-                yield json.loads(line)
+    """A run's episode summaries (``episodes.jsonl``, gzipped or not; a torn last line skipped)."""
+    from sqlscout.evaluation.store import read_whole_lines
+
+    if not path.is_file():
+        raise ConfigError(f"no episode summaries at {path}: give a run's episodes.jsonl (or .jsonl.gz)")
+    return (json.loads(text) for _, text in read_whole_lines(path))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from sqlscout.train.config import load_config
-    from sqlscout.train.questions import load_questions
-
     parser = argparse.ArgumentParser(prog="python -m sqlscout.train.demos", description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", required=True, help="the training config whose pool the episodes' questions are in")
     parser.add_argument("--episodes", nargs="+", required=True, help="episode summaries (episodes.jsonl[.gz]) of runs on that pool")
     parser.add_argument("--out", required=True, help="the demonstrations file to write (JSON lines)")
     parser.add_argument("--fixes-per-question", type=int, default=2)
     args = parser.parse_args(argv)
+    try:
+        return _build(args)
+    except ConfigError as e:  # a bad config, episodes file or pool: one line, not a traceback
+        print(f"error: {e}", file=sys.stderr)
+        return 2
+
+
+def _build(args: argparse.Namespace) -> int:
+    """The command's work: the demonstrations of ``args.episodes`` checked and written."""
     config = load_config(args.config)
     tasks = {t.question_id: t for t in load_questions(config.data)}
     records = [r for p in args.episodes for r in _read_records(Path(p))]

@@ -58,7 +58,7 @@ from sqlscout.runner import Runner, RunnerConfig
 from sqlscout.train.checkpoint import latest_checkpoint, load_checkpoint, save_checkpoint
 from sqlscout.train.config import TrainConfig, config_to_dict, load_config
 from sqlscout.train.curriculum import LengthCurriculum
-from sqlscout.train.demos import Demo, demonstration_groups, load_demos, warmup_batches
+from sqlscout.train.demos import Demo, demonstration_groups, load_demos, require_in_pool, warmup_batches
 from sqlscout.train.evaluation import evaluate
 from sqlscout.train.kl import KLController
 from sqlscout.train.logprobs import Truncation, can_share_prefix
@@ -284,12 +284,8 @@ def _warmup(config: TrainConfig, pool: list[Task], accelerator: Accelerator) -> 
     """The warm-up's demonstrations, a batch per step (this process's share of each)."""
     if not config.warmup.steps:
         return []
-    ids = {t.question_id for t in pool}
     demos = load_demos(config.warmup.demos or "")
-    strangers = [d.question_id for d in demos if d.question_id not in ids]
-    if strangers:
-        raise ConfigError(f"warmup.demos: {len(strangers)} demonstrations are of questions outside the training pool "
-                          f"(first: {strangers[0]}); build them from episodes of a run on this pool")  # fmt: skip
+    require_in_pool(demos, (t.question_id for t in pool))
     batches = warmup_batches(demos, config.warmup.steps, config.seed)
     return [b[accelerator.process_index :: accelerator.num_processes] for b in batches]
 
