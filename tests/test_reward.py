@@ -279,3 +279,24 @@ def test_a_wrong_answer_never_outranks_a_right_one(
     not_ran = [r for o, r in tiers if o in (Outcome.PARSABLE, Outcome.INVALID)]
     if ran and not_ran:
         assert min(ran) >= max(not_ran)
+
+
+def test_the_rerun_failed_penalty_falls_on_wrong_answers_only_and_is_scaled_when_unsubmitted(db: Database) -> None:
+    """``rerun_failed`` is taken from a wrong answer (the invalid tier included: it goes
+    below 0) of an episode that sent a failed query again; a right answer never pays it;
+    an answer the environment asked for pays it scaled like the rest of its reward."""
+    cfg = RewardConfig(rerun_failed=1.0, unsubmitted=0.5)
+    gold_sql = "SELECT name FROM person WHERE id IN (1, 2)"
+    gold = execute_for_scoring(db, gold_sql)
+    right = score_sql(db, gold_sql, gold_sql, gold=gold)
+    invalid = score_sql(db, None, gold_sql, gold=gold)
+    assert invalid.verdict.outcome.value == "invalid"
+    assert reward(invalid, cfg, rerun_failed=True) == -1.0
+    assert reward(invalid, cfg, rerun_failed=True, submitted=False) == -0.5
+    assert reward(right, cfg, rerun_failed=True) == 3.0
+    assert group_rewards([(invalid, None), (invalid, None)], gold_sql, cfg, rerun_failed=[True, False]) == [-1.0, 0.0]
+    with pytest.raises(ValueError, match="rerun_failed has 1 flags for a group of 2"):
+        group_rewards([(invalid, None), (invalid, None)], gold_sql, cfg, rerun_failed=[True])
+    with pytest.raises(ConfigError, match="rerun_failed must be >= 0"):
+        RewardConfig(rerun_failed=-1.0)
+    assert REWARD_PRESETS["sqale-dense"].rerun_failed == REWARD_PRESETS["tiered"].rerun_failed == 0.0

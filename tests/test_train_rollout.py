@@ -3,13 +3,15 @@ backend failure) are kept out of their group's scores and the update, and counte
 
 from __future__ import annotations
 
+import gzip
 import json
+from pathlib import Path
 
 import pytest
 
 from sqlscout.backends.offline_tokenizers import qwen3_5_tokenizer
 from sqlscout.backends.scripted import ScriptedBackend, ScriptTurn
-from sqlscout.env.trace import AnswerSource, StopReason
+from sqlscout.env.trace import AnswerSource, EpisodeResult, StopReason
 from sqlscout.runner import Runner, RunnerConfig
 from sqlscout.scoring import REWARD_PRESETS
 from sqlscout.train.config import DataConfig
@@ -191,3 +193,44 @@ def test_a_failing_query_submitted_after_its_error_was_read_pays_the_known_error
     assert by_sample[4][2] == by_sample[5][2] == 0.05 and by_sample[1][2] == 3.0
     metrics = rollout_metrics(episode_summaries([group]))
     assert metrics["episode/known_error_rate"] == pytest.approx(2 / 6) and metrics["episode/unread_error_rate"] == pytest.approx(1 / 6)
+
+
+def test_a_failed_query_sent_again_unchanged_pays_the_rerun_failed_penalty():
+    """Issue 38: after run 4's warm-up, 36 of step 12's 56 episodes that hit the failed-query
+    limit had sent their failing query again as written (greedy decoding: the same context,
+    the same reply), and ended with no answer, paid like a changed query that failed too.
+    ``reward.rerun_failed`` falls on the wrong answer of an episode that reran a failed query;
+    a changed query that fails again, a fix, and a right answer after a rerun earn what they
+    did before (real episodes on concert_singer)."""
+
+    def reply(kind: int, turn: int, gold: str) -> str:
+        if kind == 0:  # the greedy loop: the failing query every round until the limit, then submitted
+            return _call("run_query", BROKEN + " ;") if turn < 4 else _call("submit_sql", BROKEN)
+        if kind == 1:  # a different failing query each round: attempts, not reruns
+            return _call("run_query", f"SELECT nope_{turn} FROM singer") if turn < 4 else _call("submit_sql", BROKEN)
+        if kind == 2:  # fail, then fix
+            return _call("run_query", BROKEN) if turn == 0 else _call("submit_sql", gold)
+        return _call("run_query", BROKEN) if turn < 2 else _call("submit_sql", gold)  # 3: rerun once, then right
+
+    group = _concert_singer_group(reply, 4, rerun_failed=1.0)
+    by_sample = {r.sample: (r.result, s, w) for r, s, w in zip(group.rollouts, group.scored, group.rewards)}
+    assert [by_sample[k][0].reran_failed_query for k in range(4)] == [True, False, False, True]
+    assert [by_sample[k][1].verdict.outcome.value for k in range(4)] == ["invalid", "invalid", "equivalent", "equivalent"]
+    assert by_sample[0][0].stop_reason is StopReason.FAILED_QUERY_LIMIT
+    assert by_sample[0][2] < by_sample[1][2] == 0.0  # the rerun costs; trying something else does not
+    assert by_sample[2][2] == by_sample[3][2] == 3.0  # a right answer never pays it
+    assert rollout_metrics(episode_summaries([group]))["episode/rerun_failed_rate"] == 0.5
+
+
+def test_the_rerun_of_a_failed_query_is_found_in_run_4s_evaluated_episodes():
+    """The property reads recorded episodes as the trainer's own: run 4's step 12 on
+    dev-report 200 (benchmarks/results) has 56 episodes ended by the failed-query limit, and
+    in 36 the model had sent its failing query again as written."""
+    path = Path(__file__).parent.parent / "benchmarks/results/g05r4-step12-report200/episodes.jsonl.gz"
+    with gzip.open(path, "rt") as f:
+        episodes = [EpisodeResult.from_dict(json.loads(line)["episode"]) for line in f]
+    limited = [e for e in episodes if e.stop_reason is StopReason.FAILED_QUERY_LIMIT]
+    assert len(episodes) == 200 and len(limited) == 56
+    assert sum(e.reran_failed_query for e in limited) == 36
+    assert not any(e.reran_failed_query for e in episodes if e.stop_reason is StopReason.SUBMITTED and not any(
+        not c.ok for r in e.rounds for c in r.calls if c.tool == "run_query"))

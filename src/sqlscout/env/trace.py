@@ -172,6 +172,21 @@ class EpisodeResult:
         earlier = [call for round_ in self.rounds[:-1] for call in round_.calls if call.tool == "run_query" and not call.ok]
         return _ran_as(self.final_sql, earlier, ok=False) or bool(error) and any(error in str(call.output) for call in earlier)
 
+    @property
+    def reran_failed_query(self) -> bool:
+        """Whether a ``run_query`` repeated (as written) a ``run_query`` that had failed in
+        an earlier round: the model read the error and sent the same query again. Under
+        greedy decoding the habit is a loop (the same context gives the same reply) that
+        ends in the failed-query limit with no answer (issue 38: 36 of step 12's 56)."""
+        failed: set[str] = set()
+        for round_ in self.rounds:
+            queries = [(call, sql) for call in round_.calls
+                       if call.tool == "run_query" and isinstance(sql := call.args.get("sql"), str)]  # fmt: skip
+            if any(_as_written(sql) in failed for _, sql in queries):
+                return True
+            failed |= {_as_written(sql) for call, sql in queries if not call.ok}
+        return False
+
     def to_dict(self) -> dict[str, Any]:
         data = asdict(self)
         data["task"] = self.task.to_dict()

@@ -114,10 +114,11 @@ def _step_charts(name: str, steps: list[dict[str, Any]]) -> list[tuple[str, str]
         charts.append(("train-episode-shape", line_chart(f"{name}: episode shape over training", xs, shape)))
     more = [
         ("train-submit", f"{name}: episodes that submitted, answers run before they were given, "
-         "answers submitted beside a run of them that failed or after one",
+         "answers submitted beside a run of them that failed or after one, failed queries sent again",
          [("submit rate", _column(steps, "episode/submit_rate")), ("tested", _column(steps, "episode/tested_rate")),
           ("unread error", _column(steps, "episode/unread_error_rate")),
-          ("known error", _column(steps, "episode/known_error_rate"))], True),
+          ("known error", _column(steps, "episode/known_error_rate")),
+          ("failed query rerun", _column(steps, "episode/rerun_failed_rate"))], True),
         ("train-reward", f"{name}: mean reward", [("reward mean", _column(steps, "reward/mean"))], False),
         ("train-kl", f"{name}: KL to the starting policy (k3 per token) and its coefficient",
          [("KL", _column(steps, "kl")), ("KL coefficient", _column(steps, "kl_coef"))], False),

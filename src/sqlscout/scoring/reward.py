@@ -33,6 +33,13 @@ anyway, or changed it where the error was not. Without it, ``unread_error`` is d
 rather than learnt from: the policy runs the query in one reply and submits it unchanged
 in the next.
 
+``rerun_failed`` (0 in both presets) is taken from a wrong answer whose episode sent a
+``run_query`` again, as written, after it had failed in an earlier round
+(``EpisodeResult.reran_failed_query``). Without it a rerun that ends in the failed-query
+limit costs no more than a changed query that fails as well, so nothing pays a policy for
+changing a query after its error; with it, trying something else is worth more than
+repeating, which is where a fix can first be sampled.
+
 >>> row_f1([(1,), (2,)], [(2,), (3,)])
 0.5
 >>> cfg = REWARD_PRESETS["sqale-dense"]
@@ -73,10 +80,11 @@ class RewardConfig:
     tested: float = 0.0
     unread_error: float = 0.0
     known_error: float = 0.0
+    rerun_failed: float = 0.0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "semantics", Semantics(self.semantics))
-        for name in ("f1_weight", "same_tables", "plurality", "tested", "unread_error", "known_error"):
+        for name in ("f1_weight", "same_tables", "plurality", "tested", "unread_error", "known_error", "rerun_failed"):
             if getattr(self, name) < 0:
                 raise ConfigError(f"reward.{name} must be >= 0, got {getattr(self, name)}")
         if not self.equivalent > self.max_wrong():
@@ -162,11 +170,13 @@ def reward(
     tested: bool = False,
     unread_error: bool = False,
     known_error: bool = False,
+    rerun_failed: bool = False,
 ) -> float:
     """The reward of one scored answer (the plurality bonus is decided by the caller;
     ``submitted``: the model gave it through ``submit_sql``; ``tested``: it had run it
     in an earlier round; ``unread_error``: it submitted it in the reply whose run of it
-    failed; ``known_error``: a run of it had failed in an earlier round)."""
+    failed; ``known_error``: a run of it had failed in an earlier round; ``rerun_failed``:
+    the episode ran a failed query again unchanged)."""
     outcome = _outcome_under(scored, config)
     value = _tier_reward(
         scored, outcome, config, pred_sql=pred_sql, gold_sql=gold_sql, agrees_with_plurality=agrees_with_plurality
@@ -175,7 +185,8 @@ def reward(
     if outcome is Outcome.EQUIVALENT:
         value += config.tested if tested else 0.0
     else:
-        value -= (config.unread_error if unread_error else 0.0) + (config.known_error if known_error else 0.0)
+        value -= sum(cost for cost, paid in ((config.unread_error, unread_error), (config.known_error, known_error),
+                                             (config.rerun_failed, rerun_failed)) if paid)
     return value if submitted else value * config.unsubmitted
 
 
@@ -209,12 +220,14 @@ def group_rewards(
     group: Sequence[tuple[Scored, str | None]], gold_sql: str, config: RewardConfig,
     submitted: Sequence[bool] | None = None, tested: Sequence[bool] | None = None,
     unread_error: Sequence[bool] | None = None, known_error: Sequence[bool] | None = None,
+    rerun_failed: Sequence[bool] | None = None,
 ) -> list[float]:
     """Rewards for a GRPO group of (scored answer, predicted SQL), with the plurality bonus;
     ``submitted`` says which answers came through ``submit_sql`` (all, when not given),
     ``tested`` which ones the model had run in an earlier round, ``unread_error`` which
     ones it submitted in the reply whose run of them failed, ``known_error`` which ones
-    a run of had failed in an earlier round (none, when not given).
+    a run of had failed in an earlier round, ``rerun_failed`` which episodes ran a failed
+    query again unchanged (none, when not given).
 
     The plurality result is the most common result (as a set of rows) among the group's
     answers that ran; it exists only when one result is strictly the most common and
@@ -231,11 +244,13 @@ def group_rewards(
     ran = [False] * len(group) if tested is None else list(tested)
     unread = [False] * len(group) if unread_error is None else list(unread_error)
     known = [False] * len(group) if known_error is None else list(known_error)
-    for name, given in (("submitted", flags), ("tested", ran), ("unread_error", unread), ("known_error", known)):
+    reran = [False] * len(group) if rerun_failed is None else list(rerun_failed)
+    for name, given in (("submitted", flags), ("tested", ran), ("unread_error", unread), ("known_error", known),
+                        ("rerun_failed", reran)):
         if len(given) != len(group):
             raise ValueError(f"{name} has {len(given)} flags for a group of {len(group)}")
     return [
         reward(s, config, pred_sql=sql, gold_sql=gold_sql, agrees_with_plurality=plurality is not None and k == plurality,
-               submitted=flag, tested=was_run, unread_error=blind, known_error=seen)
-        for (s, sql), k, flag, was_run, blind, seen in zip(group, keys, flags, ran, unread, known)
+               submitted=flag, tested=was_run, unread_error=blind, known_error=seen, rerun_failed=again)
+        for (s, sql), k, flag, was_run, blind, seen, again in zip(group, keys, flags, ran, unread, known, reran)
     ]

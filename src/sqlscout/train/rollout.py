@@ -80,6 +80,7 @@ def score_group(runner: Runner, task: Task, rollouts: Sequence[Rollout], reward:
         tested=[r.result.answer_tested for r in rollouts],
         unread_error=[r.result.answer_unread_error for r in rollouts],
         known_error=[r.result.answer_known_error(s.pred.error) for s, r in zip(scored, rollouts)],
+        rerun_failed=[r.result.reran_failed_query for r in rollouts],
     )
     return scored, rewards
 
