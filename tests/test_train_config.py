@@ -46,6 +46,8 @@ BAD = [
     ({"rollout": {"sampling": {"temperature": 0}}}, "rollout: sampling.temperature must be > 0"),
     ({"rollout": {"sampling": {"top_p": 1.5}}}, "rollout.sampling: top_p must be in (0, 1], got 1.5"),
     ({"rollout": {"sampling": {"seed": 3}}}, "rollout: sampling.seed must be null"),
+    ({"rollout": {"group_size": 4, "greedy_per_group": 4}}, "rollout: greedy_per_group (4) must be below group_size (4)"),
+    ({"rollout": {"greedy_per_group": -1}}, "rollout.greedy_per_group: input should be greater than or equal to 0"),
     # The trainer uses the plain protocol: the help (fresh_start...) is no episode field.
     ({"rollout": {"episode": {"fresh_start": True}}}, "rollout.episode.fresh_start: unknown field"),
     ({"rollout": {"episode": {"max_rounds": 0}}}, "rollout.episode: max_rounds must be >= 1, got 0"),

@@ -234,3 +234,32 @@ def test_the_rerun_of_a_failed_query_is_found_in_run_4s_evaluated_episodes():
     assert sum(e.reran_failed_query for e in limited) == 36
     assert not any(e.reran_failed_query for e in episodes if e.stop_reason is StopReason.SUBMITTED and not any(
         not c.ok for r in e.rounds for c in r.calls if c.tool == "run_query"))
+
+
+def test_a_group_can_hold_the_greedy_episode_that_evaluation_plays():
+    """``rollout.greedy_per_group``: the first samples of every group decode at temperature
+    0, the others with the rollout's sampling, so a habit only greedy decoding shows (run 4:
+    reruns of a failing query in 8-10 of 50 greedy held-out episodes, 0 of 64 sampled at
+    temperature 1) is in a group to be paid for; the held-out evaluation's runner samples
+    none greedily by this setting (real episodes on concert_singer)."""
+    from sqlscout.train.config import RolloutConfig
+
+    seen: dict[int, set[float]] = {}
+
+    def reply(turn: ScriptTurn) -> str:
+        sample = turn.episode[1] if turn.episode else 0
+        seen.setdefault(sample, set()).add(turn.params.temperature)
+        return _call("submit_sql", "SELECT 1" if turn.params.temperature else BROKEN)
+
+    tasks = load_questions(DataConfig(benchmark="spider", path=str(SPIDER), split="dev", db_ids=("concert_singer",), limit=1))
+    rollout = RolloutConfig.model_validate({"group_size": 4, "greedy_per_group": 1, "sampling": {"temperature": 1.0}})
+    config = rollout.runner_config(seed=5)
+    assert config.greedy_samples == 1 and config.to_dict()["greedy_samples"] == 1
+    with Runner(ScriptedBackend(reply, tokenizer=qwen3_5_tokenizer()), config) as runner:
+        [group] = collect_groups(runner, tasks, [0], group_size=4, seed=5, reward=REWARD_PRESETS["sqale-dense"],
+                                 scale_by_std=False, gold=GoldResults())  # fmt: skip
+    assert seen == {0: {0.0}, 1: {1.0}, 2: {1.0}, 3: {1.0}}
+    by_sample = {r.sample: s.verdict.outcome.value for r, s in zip(group.rollouts, group.scored)}
+    assert by_sample == {0: "parsable", 1: "executable", 2: "executable", 3: "executable"}
+    assert group.advantages[[r.sample for r in group.rollouts].index(0)] < 0
+    assert RolloutConfig.model_validate({}).runner_config(seed=0).greedy_samples == 0

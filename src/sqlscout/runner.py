@@ -88,6 +88,9 @@ class RunnerConfig:
         sandbox: deadline and caps of the databases the runner opens.
         continuous: let episodes advance independently when the backend serves
             concurrent calls; False keeps lockstep waves on every backend.
+        greedy_samples: samples numbered below it decode greedily (temperature 0), the
+            others with ``sampling``: a GRPO group that holds what a greedy evaluation
+            would play (a loop only greedy decoding falls into is sampled and paid for).
     """
 
     episode: EpisodeConfig = field(default_factory=EpisodeConfig)
@@ -99,9 +102,12 @@ class RunnerConfig:
     mode: RunMode = RunMode.AGENT
     sandbox: SandboxConfig = field(default_factory=SandboxConfig)
     continuous: bool = True
+    greedy_samples: int = 0
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "mode", RunMode(self.mode))
+        if self.greedy_samples < 0:
+            raise ConfigError(f"greedy_samples must be >= 0, got {self.greedy_samples}")
         if self.max_batch < 1:
             raise ConfigError(f"max_batch must be >= 1, got {self.max_batch}")
         if self.tool_workers < 1:
@@ -118,6 +124,7 @@ class RunnerConfig:
             "mode": self.mode.value,
             "sandbox": asdict(self.sandbox),
             "continuous": self.continuous,
+            "greedy_samples": self.greedy_samples,
         }
 
 
@@ -325,6 +332,8 @@ class Runner:
             stop = tuple(dict.fromkeys(turn.stop + base.stop))
             seed = episode_seed(self.config.seed, state.index, state.sample, state.turn)
             params = base.with_(max_tokens=turn.max_tokens, stop=stop, seed=seed)
+            if state.sample < self.config.greedy_samples:
+                params = params.with_(temperature=0.0)
             ids = list(state.ids) if state.ids is not None else None
             requests.append(
                 GenerationRequest(

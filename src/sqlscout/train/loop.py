@@ -369,7 +369,8 @@ def _evaluate(config: TrainConfig, sampler: Sampler, held_out: list[Task], runne
               step: int, accelerator: Accelerator, *, resume: bool = False) -> dict[str, Any]:  # fmt: skip
     metrics: dict[str, Any] = {}
     if accelerator.is_main_process:
-        greedy = replace(runner_config, sampling=replace(runner_config.sampling, temperature=config.eval.temperature))
+        greedy = replace(runner_config, sampling=replace(runner_config.sampling, temperature=config.eval.temperature),
+                         greedy_samples=0)
         metrics = evaluate(
             sampler.backend, held_out, greedy, out / "eval" / f"step-{step:06d}",
             benchmark=(config.eval.data or config.data).benchmark, model=str(config.model.name_or_path or "random-init"),
@@ -392,7 +393,7 @@ RESUMABLE_CHANGES = frozenset(
 # Settings of the recipe itself that a run may continue under when asked (``--amend``):
 # they change what the policy learns from the next step on, never what was already
 # learned or the state a checkpoint holds. Each amendment is recorded in the run.
-AMENDABLE = ("reward.", "kl.", "loss.", "optim.lr", "rollout.sampling.", "rollout.episode.")
+AMENDABLE = ("reward.", "kl.", "loss.", "optim.lr", "rollout.sampling.", "rollout.episode.", "rollout.greedy_per_group")
 
 
 def _check_same_run(out: Path, config: TrainConfig, *, amend: bool = False) -> dict[str, dict[str, Any]]:
