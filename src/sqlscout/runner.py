@@ -331,9 +331,8 @@ class Runner:
             turn = state.episode.request()
             stop = tuple(dict.fromkeys(turn.stop + base.stop))
             seed = episode_seed(self.config.seed, state.index, state.sample, state.turn)
-            params = base.with_(max_tokens=turn.max_tokens, stop=stop, seed=seed)
-            if state.sample < self.config.greedy_samples:
-                params = params.with_(temperature=0.0)
+            greedy = state.sample < self.config.greedy_samples
+            params = base.with_(max_tokens=turn.max_tokens, stop=stop, seed=seed, temperature=0.0 if greedy else base.temperature)
             ids = list(state.ids) if state.ids is not None else None
             requests.append(
                 GenerationRequest(

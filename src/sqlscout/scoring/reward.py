@@ -240,17 +240,15 @@ def group_rewards(
         (top, n), *rest = counts.most_common(2) + [(None, 0)]
         if n >= 2 and n > rest[0][1]:
             plurality = top
-    flags = [True] * len(group) if submitted is None else list(submitted)
-    ran = [False] * len(group) if tested is None else list(tested)
-    unread = [False] * len(group) if unread_error is None else list(unread_error)
-    known = [False] * len(group) if known_error is None else list(known_error)
-    reran = [False] * len(group) if rerun_failed is None else list(rerun_failed)
-    for name, given in (("submitted", flags), ("tested", ran), ("unread_error", unread), ("known_error", known),
-                        ("rerun_failed", reran)):
-        if len(given) != len(group):
-            raise ValueError(f"{name} has {len(given)} flags for a group of {len(group)}")
+    given = {"submitted": submitted, "tested": tested, "unread_error": unread_error, "known_error": known_error,
+             "rerun_failed": rerun_failed}
+    # Not given: every answer submitted, none flagged otherwise.
+    flags = {name: [name == "submitted"] * len(group) if values is None else list(values) for name, values in given.items()}
+    for name, values in flags.items():
+        if len(values) != len(group):
+            raise ValueError(f"{name} has {len(values)} flags for a group of {len(group)}")
     return [
         reward(s, config, pred_sql=sql, gold_sql=gold_sql, agrees_with_plurality=plurality is not None and k == plurality,
-               submitted=flag, tested=was_run, unread_error=blind, known_error=seen, rerun_failed=again)
-        for (s, sql), k, flag, was_run, blind, seen, again in zip(group, keys, flags, ran, unread, known, reran)
+               **{name: values[i] for name, values in flags.items()})
+        for i, ((s, sql), k) in enumerate(zip(group, keys))
     ]

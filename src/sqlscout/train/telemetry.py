@@ -113,7 +113,7 @@ def rollout_metrics(summaries: Sequence[dict[str, Any]]) -> dict[str, float]:
             "episode/tested_rate": sum(1 for e in episodes if e["tested"]) / n,
             "episode/unread_error_rate": sum(1 for e in episodes if e["unread_error"]) / n,
             "episode/known_error_rate": sum(1 for e in episodes if e["known_error"]) / n,
-            "episode/rerun_failed_rate": sum(1 for e in episodes if e.get("rerun_failed")) / n,
+            "episode/rerun_failed_rate": sum(1 for e in episodes if e["rerun_failed"]) / n,
             "reward/mean": statistics.fmean(rewards) if rewards else 0.0,
             "reward/std": statistics.pstdev(rewards) if len(rewards) > 1 else 0.0,
             "groups/uniform": sum(1 / e["group_size"] for e in episodes if e["uniform_group"]) / groups if groups else 0.0,
