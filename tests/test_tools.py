@@ -234,3 +234,11 @@ def test_run_query_errors_name_the_close_table_or_column() -> None:
             "The tables are: Student, Has_Pet, Pets."
         )
         assert run(db, "run_query", sql="SELECT zzz FROM Student") == "Error: SQL error: no such column: zzz"
+
+
+def test_a_column_several_tables_share_is_named_with_each_of_them() -> None:
+    """concert_singer's stadium and singer both have Name: a join that reads it through the
+    wrong alias was told only of stadium.Name, the first table holding it (issue 38, run 5)."""
+    with Database(spider_db("concert_singer")) as db:
+        wrong = "SELECT T2.Name FROM singer AS T1 JOIN singer_in_concert AS T2 ON T1.Singer_ID = T2.Singer_ID"
+        assert run(db, "run_query", sql=wrong).endswith("Did you mean: stadium.Name, singer.Name, singer.Song_Name?")

@@ -287,6 +287,9 @@ def run_query(db: Database, sql: str) -> str:
     return render_table(result.columns, result.rows, more_rows=result.truncated)
 
 
+HINT_TABLES = 4  # the most tables a hint names for one column
+
+
 def _name_hint(db: Database, message: str) -> str | None:
     """Close matches for the unknown table or column the engine names in ``message``
     (each engine words it its own way: :mod:`sqlscout.env.engine_errors`).
@@ -304,10 +307,13 @@ def _name_hint(db: Database, message: str) -> str | None:
         known = schema.table_names
         shown = {n.lower(): n for n in known}
     else:
-        shown = {}
+        # every table that has the column: a name that several tables share (``Name``) named
+        # with the first table only sent a join's wrong alias to a table the query never read
+        holders: dict[str, list[str]] = {}
         for table in schema.tables:
             for column in table.columns:
-                shown.setdefault(column.name.lower(), f"{table.name}.{column.name}")
+                holders.setdefault(column.name.lower(), []).append(f"{table.name}.{column.name}")
+        shown = {n: ", ".join(h[:HINT_TABLES]) for n, h in holders.items()}
         known = list(shown.values())
     close = difflib.get_close_matches(name.lower(), list(shown), n=3, cutoff=0.6)
     if close:
