@@ -5,7 +5,7 @@ For a trained token t of episode i, with advantage A_i:
     rho_t   = pi_theta(t) / pi_old(t)                          (PPO ratio)
     w_t     = min(pi_old(t) / pi_sampler(t), is_cap)           (truncated IS correction, no grad)
     surr_t  = -min(rho_t A_i, clip(rho_t, 1 - clip_low, 1 + clip_high) A_i) * w_t
-    k3_t    = exp(ref_t - logp_t) - (ref_t - logp_t) - 1       (KL to the reference, >= 0)
+    k3_t    = min(exp(ref_t - logp_t) - (ref_t - logp_t) - 1, 10)  (KL to the reference, >= 0)
     loss_t  = surr_t + beta * k3_t
 
 ``pi_old`` is the trainer's own probability when the batch was collected: with one
@@ -40,6 +40,7 @@ __all__ = [
     "TokenLoss",
     "aggregation_weights",
     "clipped_surrogate",
+    "K3_CAP",
     "k3",
     "token_loss",
     "truncated_is_weight",
@@ -78,14 +79,24 @@ def aggregation_weights(
     raise ValueError(f"unknown aggregation {aggregation!r}")
 
 
+# The most one token's k3 may count (nats), as verl's low-variance KL bounds it. k3 grows as
+# exp(ref - logp): a token the reference finds far likelier than the policy does (the policy
+# learned to avoid it) counts exponentially. Sampled from the policy such tokens are rare;
+# a demonstration holds them. Run 5 of issue 38 imitated its greedy fixes: at step 4 the
+# batch's mean k3 was 342 per token and the gradient's norm 690 (clipped to 1, so that
+# step followed a few tokens' KL and nothing else).
+K3_CAP = 10.0
+
+
 def k3(logp: torch.Tensor, ref_logp: torch.Tensor) -> torch.Tensor:
-    """Schulman's k3 estimator of KL(pi_theta || pi_ref) per sampled token (>= 0, unbiased).
+    """Schulman's k3 estimator of KL(pi_theta || pi_ref) per sampled token (>= 0, unbiased),
+    at most :data:`K3_CAP` a token (a capped token passes no KL gradient).
 
     Written as expm1(d) - d: exp(d) - d - 1 cancels to 0 in float32 for the tiny d of a
     policy that has barely moved.
     """
     delta = ref_logp - logp
-    return torch.expm1(delta) - delta
+    return (torch.expm1(delta.clamp(max=K3_CAP + 2.0)) - delta).clamp(max=K3_CAP)
 
 
 def truncated_is_weight(old_logp: torch.Tensor, sampler_logp: torch.Tensor, cap: float | None) -> torch.Tensor:
