@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,7 +19,7 @@ from sqlscout.runner import RunnerConfig
 from sqlscout.scoring import RewardConfig
 from sqlscout.scoring.gold import GoldResults
 from sqlscout.train.config import config_from_dict
-from sqlscout.train.demos import Demo, checked, demonstration_groups, from_episodes, load_demos, replies, warmup_batches
+from sqlscout.train.demos import Demo, checked, corrupted_fixes, corruptions, demonstration_groups, evaluate_pool, from_episodes, from_greedy, load_demos, play, replies, warmup_batches
 from sqlscout.train.loop import train
 from sqlscout.train.mask import train_sample
 from sqlscout.train.questions import load_questions
@@ -109,8 +110,10 @@ def test_only_the_demonstrations_replies_are_trained_in_the_policys_tokens(tmp_p
     sample = train_sample(rollout.token_ids, rollout.segments, rollout.logprobs, 1.0)
     assert all(math.isnan(lp) for lp in sample.sampler_logprobs)  # no sampler drew them: no correction to it
     trained = tokenizer.decode([rollout.token_ids[p] for p in sample.positions])
-    assert trained == "".join(r + "<|im_end|>" for r in replies(demo))  # the three replies, nothing the environment wrote
-    assert "no such column" in tokenizer.decode(rollout.token_ids)
+    # the replies after the error, nothing the environment wrote and not the failing query:
+    # a fix teaches what to do after an error, not how to make it
+    assert trained == "".join(r + "<|im_end|>" for r in replies(demo)[1:])
+    assert NO_COLUMN in tokenizer.decode(rollout.token_ids) and "no such column" in tokenizer.decode(rollout.token_ids)
 
 
 def test_warm_up_batches_keep_a_questions_demonstrations_together():
@@ -158,27 +161,148 @@ def test_warm_up_settings_are_checked(tmp_path):
         load_demos(bad)
 
 
-def test_the_demonstrations_command_writes_checked_ones(tmp_path):
+def _command_setup(tmp_path: Path) -> tuple[Path, dict, str, Path, Path]:
+    """A pool config file for the command, its questions, concert_singer's singer count
+    question, and where its episodes and demonstrations go."""
     data = tiny_config(tmp_path)
     data["rollout"]["episode"].update(max_rounds=3, max_turn_tokens=256)
     config_file = tmp_path / "tiny.yaml"
     config_file.write_text(yaml.safe_dump(data))
     _, tasks = _pool(tmp_path)
-    qid = _singers(tasks)
-    episodes = tmp_path / "episodes.jsonl"
+    return config_file, tasks, _singers(tasks), tmp_path / "episodes.jsonl", tmp_path / "demos.jsonl"
+
+
+def _demos_command(config_file: Path, episodes: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
+    """``python -m sqlscout.train.demos`` as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "sqlscout.train.demos", "--config", str(config_file), "--episodes", str(episodes), "--out", str(out), *extra],
+        capture_output=True, text=True, cwd=REPO, timeout=120,
+    )  # fmt: skip
+
+
+def test_the_demonstrations_command_writes_checked_ones(tmp_path):
+    config_file, tasks, qid, episodes, out = _command_setup(tmp_path)
     episodes.write_text("".join(json.dumps(r) + "\n" for r in [
         {"step": 1, "question_id": qid, "outcome": "parsable", "final_sql": NO_COLUMN},
         {"step": 1, "question_id": qid, "outcome": "equivalent", "final_sql": SINGERS},
     ]))  # fmt: skip
-    out = tmp_path / "demos.jsonl"
-    done = subprocess.run(
-        [sys.executable, "-m", "sqlscout.train.demos", "--config", str(config_file), "--episodes", str(episodes), "--out", str(out)],
-        capture_output=True, text=True, cwd=REPO, timeout=120,
-    )  # fmt: skip
+    done = _demos_command(config_file, episodes, out)
     assert done.returncode == 0, done.stderr
     assert "2 of 2 demonstrations kept (1 fix, 1 tested)" in done.stdout
     assert load_demos(out) == [Demo(qid, (SINGERS,)), Demo(qid, (NO_COLUMN, SINGERS))]
     assert json.loads(out.read_text().splitlines()[1])["kind"] == "fix"
+
+
+def _greedy_record(tasks, qid: str, queries: tuple[str, ...], outcome: str) -> dict:
+    """An evaluator record of an episode that ran ``queries`` in the real environment and submitted the last."""
+    [rollout], runner = play([Demo(qid, queries)], [tasks[qid]], RunnerConfig(episode=_pool_episode()))
+    runner.close()
+    return {"key": qid, "verdict": {"outcome": outcome}, "episode": rollout.result.to_dict()}
+
+
+def _pool_episode():
+    from sqlscout.env.config import EpisodeConfig
+
+    return EpisodeConfig(max_rounds=4, max_failed_queries=3, max_turn_tokens=256)
+
+
+def test_greedy_fixes_start_from_the_queries_the_greedy_episodes_failed_on(tmp_path):
+    _, tasks = _pool(tmp_path)
+    qid = _singers(tasks)
+    typo = "SELECT count(*) FROM singers"
+    wrong = _greedy_record(tasks, qid, (NO_COLUMN, typo, NO_COLUMN), "parsable")  # reran NO_COLUMN
+    assert wrong["episode"]["rounds"][0]["calls"][0]["ok"] is False
+    right = _greedy_record(tasks, qid, (SINGERS,), "equivalent")
+    other = dict(wrong, key="no-right-query")
+    demos = from_greedy([wrong, right, other], {qid: SINGERS})
+    # one tested demonstration and a fix from each distinct failing query, in the order run;
+    # the right episode and the question without a right query give none
+    assert demos == [Demo(qid, (SINGERS,)), Demo(qid, (NO_COLUMN, SINGERS)), Demo(qid, (typo, SINGERS))]
+    kept, dropped = checked(demos, tasks, RunnerConfig(episode=_pool_episode()))
+    assert len(kept) == 3 and not dropped
+
+
+def test_the_pool_evaluation_decodes_greedily_on_every_pool_question_and_resumes(tmp_path):
+    config = config_from_dict(tiny_config(tmp_path))
+    pool = load_questions(config.data)
+    backend = scripted_backend(_questions(config))
+    assert config.rollout.sampling.temperature > 0  # the rollouts sample; the pool evaluation must not
+    out = tmp_path / "pool-eval"
+    metrics = evaluate_pool(config, backend, out, model="scripted")
+    records = [json.loads(line) for line in (out / "episodes.jsonl").read_text().splitlines()]
+    assert metrics["eval/questions"] == len(pool) == len(records)
+    assert sorted(r["key"] for r in records) == sorted(t.question_id for t in pool)
+    assert json.loads((out / "config.json").read_text())["settings"]["sampling"]["temperature"] == 0.0
+    before = (out / "episodes.jsonl").read_text()
+    evaluate_pool(config, backend, out, model="scripted")  # finished: resumed, nothing run again
+    assert (out / "episodes.jsonl").read_text() == before
+
+
+def test_the_demonstrations_command_takes_fixes_from_a_greedy_evaluation(tmp_path):
+    config_file, tasks, qid, episodes, out = _command_setup(tmp_path)
+    episodes.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"step": 1, "question_id": qid, "outcome": "parsable", "final_sql": "SELECT count(*) FROM singers"},  # sampled: not used
+        {"step": 1, "question_id": qid, "outcome": "equivalent", "final_sql": SINGERS},
+    ]))  # fmt: skip
+    greedy = tmp_path / "greedy.jsonl"
+    greedy.write_text(json.dumps(_greedy_record(tasks, qid, (NO_COLUMN, NO_COLUMN), "parsable")) + "\n")
+    done = _demos_command(config_file, episodes, out, "--fixes-from", str(greedy))
+    assert done.returncode == 0, done.stderr
+    assert "2 of 2 demonstrations kept (1 fix, 1 tested)" in done.stdout
+    assert load_demos(out) == [Demo(qid, (SINGERS,)), Demo(qid, (NO_COLUMN, SINGERS))]
+    # a question no sampled episode answered right is fixed towards its gold query only when asked
+    episodes.write_text(json.dumps({"step": 1, "question_id": qid, "outcome": "parsable", "final_sql": NO_COLUMN}) + "\n")
+    for extra, kept in (([], "0 of 0"), (["--gold-fallback"], "2 of 2")):
+        done = _demos_command(config_file, episodes, out, "--fixes-from", str(greedy), *extra)
+        assert done.returncode == 0 and f"{kept} demonstrations kept" in done.stdout, done.stdout + done.stderr
+    gold = " ".join(tasks[qid].gold_sql.split()).rstrip(";").rstrip()
+    assert load_demos(out) == [Demo(qid, (gold,)), Demo(qid, (NO_COLUMN, gold))]
+    done = _demos_command(config_file, episodes, out, "--evaluate", "qwen2.5-coder-0.5b")
+    assert done.returncode == 2 and done.stderr.strip().splitlines()[-1] == "error: --evaluate needs --eval-out, the directory its episodes go to"
+
+
+def test_corruptions_get_a_name_wrong_the_way_small_models_do(tmp_path):
+    columns = {"singer": {"singer_id", "name", "country", "age"}, "singer_in_concert": {"concert_id", "singer_id"},
+               "concert": {"concert_id", "concert_name", "year"}}  # fmt: skip
+    joined = "SELECT T2.concert_name FROM singer_in_concert AS T1 JOIN concert AS T2 ON T1.concert_id = T2.concert_id WHERE T1.singer_id = 3"
+    # T2.concert_name moved to T1 (singer_in_concert has no concert_name); the text kept as written
+    assert corruptions(joined, columns) == [joined.replace("T2.concert_name", "T1.concert_name", 1)]
+    single = "SELECT Name FROM singer WHERE Age > 30"
+    assert corruptions(single, columns) == ["SELECT Names FROM singer WHERE Age > 30"]
+    assert corruptions("SELECT avg(ages) FROM singer", {"singer": {"ages"}}) == ["SELECT avg(age) FROM singer"]
+    assert corruptions("SELECT count(*) FROM singer", columns) == []  # nothing to get wrong
+    assert corruptions("SELECT FROM WHERE (", columns) == []
+    assert corruptions("SELECT name FROM singer WHERE country = 'name'", columns) == ["SELECT names FROM singer WHERE country = 'name'"]
+
+
+def test_corrupted_fixes_fail_in_the_real_environment_and_point_to_their_fix(tmp_path):
+    _, tasks = _pool(tmp_path)
+    qid = _singers(tasks)
+    right = {qid: "SELECT Name FROM singer ORDER BY Age LIMIT 1"}  # runs, though not this question's answer
+    demos = corrupted_fixes(right, tasks)
+    assert demos == [Demo(qid, ("SELECT Names FROM singer ORDER BY Age LIMIT 1", right[qid]))]
+    [rollout], runner = play(demos, [tasks[qid]], RunnerConfig(episode=_pool_episode()))
+    runner.close()
+    error = rollout.result.rounds[0].calls[0]
+    assert not error.ok and "no such column" in error.output and "singer.Name" in error.output  # the hint names the fix
+
+
+def test_the_demonstrations_command_writes_corrupted_fixes_joins_first(tmp_path):
+    config_file, tasks, qid, episodes, out = _command_setup(tmp_path)
+    episodes.write_text(json.dumps({"step": 1, "question_id": qid, "outcome": "equivalent", "final_sql": "SELECT count(Name) FROM singer"}) + "\n")
+
+    def build(*extra: str) -> list[Demo]:
+        done = _demos_command(config_file, episodes, out, "--corrupt", *extra)
+        assert done.returncode == 0, done.stderr
+        return load_demos(out)
+
+    assert build() == [Demo(qid, ("SELECT count(Name) FROM singer",)), Demo(qid, ("SELECT count(Names) FROM singer", "SELECT count(Name) FROM singer"))]
+    # with the gold queries of the questions never answered right, capped: a join's fix first
+    demos = build("--gold-fallback", "--max-questions", "1")
+    assert len({d.question_id for d in demos}) == 1 and demos[0].kind == "tested"
+    bad, good = demos[1].queries
+    unqualified = lambda sql: re.sub(r"\b\w+\.", "", sql)  # noqa: E731
+    assert " JOIN " in good.upper() and bad != good and unqualified(bad) == unqualified(good)  # one column's alias moved
 
 
 def test_run_4s_demonstrations_are_of_its_training_questions_only():

@@ -23,6 +23,25 @@ answer is submitted through ``submit_sql`` and it scores equivalent to the gold.
 Build a file of them from a run's episode summaries::
 
     python -m sqlscout.train.demos --config CONFIG.yaml --episodes runs/X/episodes.jsonl --out demos.jsonl
+
+Sampled fixes start from queries the policy wrote at temperature 1; its greedy replies,
+which evaluation and the preset use, can fail elsewhere and stay there (run 4 reran the
+failing query as written). ``--fixes-from`` takes the failing queries from the episodes of
+a greedy evaluation on pool questions instead (an evaluator run's ``episodes.jsonl``;
+``--evaluate MODEL --eval-out DIR`` runs one, resumably, on every pool question first):
+for each question those episodes got wrong, a fix from each failing query they ran to the
+question's right sampled query, and its tested demonstration - the states the greedy
+policy reaches, shown what to do next (as DAgger trains on the learner's own states).
+With ``--gold-fallback`` a question no sampled episode answered right is fixed towards its
+gold query (a training question's: the split keeps evaluation databases out of the pool).
+
+``--corrupt`` writes the failing query itself, from a right one, the way a small model gets
+names wrong: a qualified column moved to another table of the join that lacks it (``no such
+column: T2.name``, the evaluation's most common failure) or an unqualified one with its
+number changed (``Names`` for ``Name``). The environment's error names the column meant, so
+the fix is the one edit the error asks for: recovery as a pattern, not a rewrite. (A name
+prefixed with its table, ``singer_Name``, was tried: the error's close matches then name
+other columns, ``singer.Song_Name``, and the fix would be a guess.)
 """
 
 from __future__ import annotations
@@ -41,7 +60,7 @@ from sqlscout.backends.scripted import ScriptedBackend, ScriptTurn
 from sqlscout.env.chat import ChatFormat
 from sqlscout.env.sandbox import Database
 from sqlscout.env.task import Task
-from sqlscout.env.trace import AnswerSource
+from sqlscout.env.trace import AnswerSource, SegmentKind
 from sqlscout.errors import ConfigError
 from sqlscout.runner import Rollout, Runner, RunnerConfig
 from sqlscout.scoring import RewardConfig, score_sql
@@ -50,7 +69,7 @@ from sqlscout.train.config import load_config
 from sqlscout.train.questions import load_questions
 from sqlscout.train.rollout import Group, score_group
 
-__all__ = ["Demo", "check", "checked", "from_episodes", "load_demos", "require_in_pool", "demonstration_groups", "play", "replies", "warmup_batches", "write_demos"]
+__all__ = ["Demo", "check", "checked", "from_episodes", "corrupted_fixes", "corruptions", "evaluate_pool", "from_greedy", "gold_query", "most_frequent_right", "untrained_failures", "load_demos", "require_in_pool", "demonstration_groups", "play", "replies", "warmup_batches", "write_demos"]
 
 
 @dataclass(frozen=True)
@@ -99,6 +118,110 @@ def from_episodes(records: Iterable[dict[str, Any]], *, fixes_per_question: int 
     return demos
 
 
+def from_greedy(records: Iterable[dict[str, Any]], right: dict[str, str]) -> list[Demo]:
+    """Demonstrations from a greedy evaluation's episodes (evaluator records on pool
+    questions): for each question answered wrong that has a right query in ``right``, a fix
+    from each distinct failing ``run_query`` of its episode (in the order run) to that query,
+    and the query's tested demonstration. Unchecked: :func:`check` plays them."""
+    from sqlscout.env.trace import EpisodeResult
+
+    demos = []
+    for record in records:
+        qid = str(record.get("key"))
+        if (record.get("verdict") or {}).get("outcome") == "equivalent" or qid not in right:
+            continue
+        episode = EpisodeResult.from_dict(record["episode"])
+        bad = [c.args["sql"].strip() for r in episode.rounds for c in r.calls
+               if c.tool == "run_query" and not c.ok and isinstance(c.args.get("sql"), str)]  # fmt: skip
+        demos.append(Demo(qid, (right[qid],)))
+        demos += [Demo(qid, (q, right[qid])) for q in dict.fromkeys(bad) if q and q != right[qid]]
+    return demos
+
+
+def most_frequent_right(records: Iterable[dict[str, Any]]) -> dict[str, str]:
+    """Per question, its most frequent right query in a run's episode summaries."""
+    return {d.question_id: d.queries[0] for d in from_episodes(records, fixes_per_question=0)}
+
+
+def evaluate_pool(config: Any, backend: Any, out: Path, *, model: str) -> dict[str, Any]:
+    """Greedy episodes of ``backend`` on every question of ``config``'s pool, as the held-out
+    evaluation runs them (the rollout's episode settings at temperature 0): an evaluator run
+    in ``out``, continued where it stopped; its ``eval/*`` metrics."""
+    from sqlscout.train.evaluation import evaluate, greedy
+
+    tasks = load_questions(config.data)
+    return evaluate(backend, tasks, greedy(config.rollout.runner_config(config.seed)), out,
+                    benchmark=config.data.benchmark, model=model, seed=config.seed, resume=True)  # fmt: skip
+
+
+def corruptions(sql: str, columns: dict[str, set[str]]) -> list[str]:
+    """Failing variants of ``sql`` (``columns``: each table's column names, lower case), at most
+    one of each kind, written into ``sql``'s own text: a qualified column moved to another
+    alias of the query whose table lacks it, and an unqualified column of a one-table query
+    with its number changed (a final ``s`` added or dropped). A query sqlglot cannot read
+    gives none."""
+    import re
+
+    import sqlglot
+    from sqlglot import exp
+
+    try:
+        tree = sqlglot.parse_one(sql, read="sqlite")
+    except sqlglot.errors.SqlglotError:
+        return []
+    tables = {t.alias_or_name: t.name.lower() for t in tree.find_all(exp.Table)}
+    moved = renamed = None
+    for col in tree.find_all(exp.Column):
+        name, qualifier = col.name, col.table
+        if not name or name == "*":
+            continue
+        if qualifier and moved is None and qualifier in tables:
+            other = next((a for a, t in tables.items() if a != qualifier and name.lower() not in columns.get(t, ())), None)
+            written = re.search(rf"\b{re.escape(qualifier)}\.{re.escape(name)}\b", sql)
+            if other and written:
+                moved = sql[: written.start()] + f"{other}.{name}" + sql[written.end():]
+        elif not qualifier and renamed is None and len(tables) == 1:
+            table = next(iter(tables.values()))
+            written = re.search(rf"(?<![\w.'\"]){re.escape(name)}\b(?!['\"])", sql)
+            guess = name[:-1] if name.lower().endswith("s") else name + "s"
+            if written and len(guess) > 1 and guess.lower() not in columns.get(table, ()):
+                renamed = sql[: written.start()] + written.group(0)[: len(name)].replace(name, guess) + sql[written.end():]
+    return [q for q in (moved, renamed) if q and q != sql]
+
+
+def _moved(demo: Demo) -> bool:
+    """Whether ``demo`` is a fix from a column moved to another alias (the failing query
+    and the right one differ only in the qualifier before one column)."""
+    import re
+
+    if demo.kind != "fix":
+        return False
+    bad, good = demo.queries
+    return re.sub(r"\b\w+\.(\w+)", r"\1", bad) == re.sub(r"\b\w+\.(\w+)", r"\1", good) and bad != good
+
+
+def corrupted_fixes(right: dict[str, str], tasks: dict[str, Task]) -> list[Demo]:
+    """For each question with a right query, a fix from each of its :func:`corruptions`."""
+    from sqlscout.env.sandbox import Database
+
+    columns_of: dict[str, dict[str, set[str]]] = {}
+    demos = []
+    for qid, sql in right.items():
+        task = tasks.get(qid)
+        if task is None:
+            continue
+        if task.db_path not in columns_of:
+            with Database(task.db_path) as db:
+                columns_of[task.db_path] = {t.name.lower(): {c.name.lower() for c in t.columns} for t in db.schema.tables}
+        demos += [Demo(qid, (bad, sql)) for bad in corruptions(sql, columns_of[task.db_path])]
+    return demos
+
+
+def gold_query(task: Task) -> str:
+    """``task``'s gold query as a demonstration writes it: on one line, single-spaced, no final semicolon."""
+    return " ".join((task.gold_sql or "").split()).rstrip(";").rstrip()
+
+
 def play(demos: Sequence[Demo], tasks: Sequence[Task], runner_config: RunnerConfig, *,
          tokenizer: Any | None = None, chat: ChatFormat | None = None) -> tuple[list[Rollout], Runner]:  # fmt: skip
     """Play ``demos`` (``tasks[i]`` is ``demos[i]``'s question) through the environment,
@@ -120,6 +243,23 @@ def play(demos: Sequence[Demo], tasks: Sequence[Task], runner_config: RunnerConf
     # every token by how likely the policy already finds it, the unlikely ones, which
     # imitation is for, least. None: no correction.
     return [dataclasses.replace(r, logprobs=[None] * len(r.token_ids)) for r in rollouts], runner
+
+
+def untrained_failures(demo: Demo, rollout: Rollout) -> Rollout:
+    """``rollout`` with the replies that ran ``demo``'s failing queries kept as context, not
+    trained: a fix shows what to do after an error, not how to make it. Until run 6 of issue 38
+    they were imitated with the rest, so every fix also taught its failing query (run 6's
+    written ones, ``Names`` for ``Name``, raised the held-out episodes whose first query
+    failed from 11 to 17 of 50)."""
+    failing = len(demo.queries) - 1
+    segments, seen = [], 0
+    for kind, start, end in rollout.segments:
+        if SegmentKind(kind) is SegmentKind.MODEL:
+            seen += 1
+            if seen <= failing:
+                kind = SegmentKind.ENV
+        segments.append((kind, start, end))
+    return dataclasses.replace(rollout, segments=segments)
 
 
 def check(demo: Demo, rollout: Rollout, task: Task, db: Database, gold: GoldResults) -> str | None:
@@ -204,7 +344,7 @@ def demonstration_groups(batch: Sequence[Demo], tasks: dict[str, Task], pool_ind
     try:
         by_question: dict[str, list[Rollout]] = {}
         for demo, rollout in kept:
-            by_question.setdefault(demo.question_id, []).append(rollout)
+            by_question.setdefault(demo.question_id, []).append(untrained_failures(demo, rollout))
         groups = []
         for qid, played in by_question.items():
             scored, rewards = score_group(runner, tasks[qid], played, reward, gold)
@@ -257,6 +397,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--episodes", nargs="+", required=True, help="episode summaries (episodes.jsonl[.gz]) of runs on that pool")
     parser.add_argument("--out", required=True, help="the demonstrations file to write (JSON lines)")
     parser.add_argument("--fixes-per-question", type=int, default=2)
+    parser.add_argument("--fixes-from", nargs="+", default=None,
+                        help="a greedy evaluation's episodes.jsonl on pool questions: fixes from its failing queries instead")
+    parser.add_argument("--evaluate", metavar="MODEL", default=None,
+                        help="first run MODEL (e.g. a checkpoint shipped as a preset) greedily on every pool question into --eval-out, and take fixes from it")
+    parser.add_argument("--eval-out", metavar="DIR", default=None, help="with --evaluate: its run directory (resumed when run again)")
+    parser.add_argument("--corrupt", action="store_true",
+                        help="fixes from failing queries written from the right ones (a column moved to the wrong table, a name guessed), with their tested demonstrations")
+    parser.add_argument("--max-questions", type=int, default=None,
+                        help="with --corrupt: at most this many questions, those with a join's fix first")
+    parser.add_argument("--gold-fallback", action="store_true",
+                        help="with --fixes-from or --corrupt: where no sampled answer was right, the question's gold query is the right one")
     args = parser.parse_args(argv)
     try:
         return _build(args)
@@ -267,10 +418,42 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _build(args: argparse.Namespace) -> int:
     """The command's work: the demonstrations of ``args.episodes`` checked and written."""
+    if args.evaluate and not args.eval_out:
+        raise ConfigError("--evaluate needs --eval-out, the directory its episodes go to")
     config = load_config(args.config)
     tasks = {t.question_id: t for t in load_questions(config.data)}
     records = [r for p in args.episodes for r in _read_records(Path(p))]
-    demos = [d for d in from_episodes(records, fixes_per_question=args.fixes_per_question) if d.question_id in tasks]
+    if args.evaluate:
+        from sqlscout.models import open_backend
+
+        runner_config = config.rollout.runner_config(config.seed)
+        backend = open_backend(args.evaluate, None, episodes=config.rollout.max_batch, token_budget=runner_config.episode.token_budget)
+        metrics = evaluate_pool(config, backend, Path(args.eval_out), model=args.evaluate)
+        print(f"greedy on the pool: {metrics['eval/official']:.1%} of {metrics['eval/questions']} -> {args.eval_out}")
+        args.fixes_from = [*(args.fixes_from or []), str(Path(args.eval_out) / "episodes.jsonl")]
+    if args.corrupt:
+        right = most_frequent_right(records)
+        if args.gold_fallback:
+            right = {**{q: gold_query(t) for q, t in tasks.items() if t.gold_sql}, **right}
+        demos = [d for q in right if q in tasks for d in (Demo(q, (right[q],)),)] + corrupted_fixes(right, tasks)
+        by_question: dict[str, list[Demo]] = {}
+        for d in demos:
+            by_question.setdefault(d.question_id, []).append(d)
+        fixed = [ds for ds in by_question.values() if len(ds) > 1]  # questions with a fix
+        if args.max_questions is not None and len(fixed) > args.max_questions:
+            # a fix of a join first (the held-out failures are joins), then a random draw
+            random.Random(config.seed).shuffle(fixed)
+            fixed.sort(key=lambda ds: not any(_moved(d) for d in ds))
+            fixed = fixed[: args.max_questions]
+        demos = [d for ds in fixed for d in ds]
+    elif args.fixes_from:
+        right = most_frequent_right(records)
+        if args.gold_fallback:
+            right = {**{q: gold_query(t) for q, t in tasks.items() if t.gold_sql}, **right}
+        greedy = [r for p in args.fixes_from for r in _read_records(Path(p))]
+        demos = [d for d in from_greedy(greedy, right) if d.question_id in tasks]
+    else:
+        demos = [d for d in from_episodes(records, fixes_per_question=args.fixes_per_question) if d.question_id in tasks]
     kept, dropped = checked(demos, tasks, config.rollout.runner_config(config.seed))
     write_demos(Path(args.out), [d for d, _ in kept], tasks)
     kinds = Counter(d.kind for d, _ in kept)

@@ -19,7 +19,14 @@ from sqlscout.evaluation.run import resumable, runner_source
 from sqlscout.runner import Runner, RunnerConfig
 from sqlscout.env.task import Task
 
-__all__ = ["evaluate"]
+__all__ = ["evaluate", "greedy"]
+
+
+def greedy(runner_config: RunnerConfig, temperature: float = 0.0) -> RunnerConfig:
+    """``runner_config`` as the held-out evaluation decodes: every episode at ``temperature``
+    (a training run's ``greedy_per_group`` members are a rollout setting, not an evaluation one)."""
+    return dataclasses.replace(runner_config, sampling=dataclasses.replace(runner_config.sampling, temperature=temperature),
+                               greedy_samples=0)  # fmt: skip
 
 
 def evaluate(

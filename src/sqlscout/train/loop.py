@@ -42,7 +42,7 @@ import hashlib
 import json
 import shutil
 import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
@@ -59,7 +59,7 @@ from sqlscout.train.checkpoint import latest_checkpoint, load_checkpoint, save_c
 from sqlscout.train.config import TrainConfig, config_to_dict, load_config
 from sqlscout.train.curriculum import LengthCurriculum
 from sqlscout.train.demos import Demo, demonstration_groups, load_demos, require_in_pool, warmup_batches
-from sqlscout.train.evaluation import evaluate
+from sqlscout.train.evaluation import evaluate, greedy
 from sqlscout.train.kl import KLController
 from sqlscout.train.logprobs import Truncation, can_share_prefix
 from sqlscout.train.mask import train_sample
@@ -369,10 +369,8 @@ def _evaluate(config: TrainConfig, sampler: Sampler, held_out: list[Task], runne
               step: int, accelerator: Accelerator, *, resume: bool = False) -> dict[str, Any]:  # fmt: skip
     metrics: dict[str, Any] = {}
     if accelerator.is_main_process:
-        greedy = replace(runner_config, sampling=replace(runner_config.sampling, temperature=config.eval.temperature),
-                         greedy_samples=0)
         metrics = evaluate(
-            sampler.backend, held_out, greedy, out / "eval" / f"step-{step:06d}",
+            sampler.backend, held_out, greedy(runner_config, config.eval.temperature), out / "eval" / f"step-{step:06d}",
             benchmark=(config.eval.data or config.data).benchmark, model=str(config.model.name_or_path or "random-init"),
             seed=config.seed, resume=resume,
         )  # fmt: skip
