@@ -50,6 +50,7 @@ import argparse
 import dataclasses
 import json
 import random
+import re
 import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
@@ -60,7 +61,7 @@ from sqlscout.backends.scripted import ScriptedBackend, ScriptTurn
 from sqlscout.env.chat import ChatFormat
 from sqlscout.env.sandbox import Database
 from sqlscout.env.task import Task
-from sqlscout.env.trace import AnswerSource, SegmentKind
+from sqlscout.env.trace import AnswerSource, EpisodeResult, SegmentKind
 from sqlscout.errors import ConfigError
 from sqlscout.runner import Rollout, Runner, RunnerConfig
 from sqlscout.scoring import RewardConfig, score_sql
@@ -123,8 +124,6 @@ def from_greedy(records: Iterable[dict[str, Any]], right: dict[str, str]) -> lis
     questions): for each question answered wrong that has a right query in ``right``, a fix
     from each distinct failing ``run_query`` of its episode (in the order run) to that query,
     and the query's tested demonstration. Unchecked: :func:`check` plays them."""
-    from sqlscout.env.trace import EpisodeResult
-
     demos = []
     for record in records:
         qid = str(record.get("key"))
@@ -160,8 +159,6 @@ def corruptions(sql: str, columns: dict[str, set[str]]) -> list[str]:
     alias of the query whose table lacks it, and an unqualified column of a one-table query
     with its number changed (a final ``s`` added or dropped). A query sqlglot cannot read
     gives none."""
-    import re
-
     import sqlglot
     from sqlglot import exp
 
@@ -192,8 +189,6 @@ def corruptions(sql: str, columns: dict[str, set[str]]) -> list[str]:
 def _moved(demo: Demo) -> bool:
     """Whether ``demo`` is a fix from a column moved to another alias (the failing query
     and the right one differ only in the qualifier before one column)."""
-    import re
-
     if demo.kind != "fix":
         return False
     bad, good = demo.queries
@@ -202,8 +197,6 @@ def _moved(demo: Demo) -> bool:
 
 def corrupted_fixes(right: dict[str, str], tasks: dict[str, Task]) -> list[Demo]:
     """For each question with a right query, a fix from each of its :func:`corruptions`."""
-    from sqlscout.env.sandbox import Database
-
     columns_of: dict[str, dict[str, set[str]]] = {}
     demos = []
     for qid, sql in right.items():
@@ -431,11 +424,11 @@ def _build(args: argparse.Namespace) -> int:
         metrics = evaluate_pool(config, backend, Path(args.eval_out), model=args.evaluate)
         print(f"greedy on the pool: {metrics['eval/official']:.1%} of {metrics['eval/questions']} -> {args.eval_out}")
         args.fixes_from = [*(args.fixes_from or []), str(Path(args.eval_out) / "episodes.jsonl")]
+    right = most_frequent_right(records)
+    if args.gold_fallback:
+        right = {**{q: gold_query(t) for q, t in tasks.items() if t.gold_sql}, **right}
     if args.corrupt:
-        right = most_frequent_right(records)
-        if args.gold_fallback:
-            right = {**{q: gold_query(t) for q, t in tasks.items() if t.gold_sql}, **right}
-        demos = [d for q in right if q in tasks for d in (Demo(q, (right[q],)),)] + corrupted_fixes(right, tasks)
+        demos = [Demo(q, (sql,)) for q, sql in right.items() if q in tasks] + corrupted_fixes(right, tasks)
         by_question: dict[str, list[Demo]] = {}
         for d in demos:
             by_question.setdefault(d.question_id, []).append(d)
@@ -447,9 +440,6 @@ def _build(args: argparse.Namespace) -> int:
             fixed = fixed[: args.max_questions]
         demos = [d for ds in fixed for d in ds]
     elif args.fixes_from:
-        right = most_frequent_right(records)
-        if args.gold_fallback:
-            right = {**{q: gold_query(t) for q, t in tasks.items() if t.gold_sql}, **right}
         greedy = [r for p in args.fixes_from for r in _read_records(Path(p))]
         demos = [d for d in from_greedy(greedy, right) if d.question_id in tasks]
     else:
