@@ -402,6 +402,10 @@ class OptimConfig(_Section):
             key/value cache, gradients flowing through it (the same loss and gradient,
             to float rounding). Used where the model allows it (attention layers only,
             gradient checkpointing off); elsewhere every episode is computed whole.
+        heap_mmap_threshold_mb: allocations of at least this many MiB get their own mapping,
+            given back when freed (glibc's ``M_MMAP_THRESHOLD``; null: glibc's moving
+            default). Keeps the update's peak from growing step after step within one
+            process (heap fragmentation), at the cost of mapping each block anew.
     """
 
     lr: Number = Field(1e-5, gt=0)
@@ -415,6 +419,7 @@ class OptimConfig(_Section):
     micro_batch_tokens: StrictInt = Field(32_768, ge=1)
     mini_batches: StrictInt = Field(1, ge=1)
     share_prefix: bool = True
+    heap_mmap_threshold_mb: Number | None = Field(None, gt=0, le=32)
 
     @model_validator(mode="after")
     def _betas(self) -> OptimConfig:

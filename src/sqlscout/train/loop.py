@@ -70,7 +70,7 @@ from sqlscout.train.questions import length_keys, load_questions, split_held_out
 from sqlscout.scoring.gold import GoldResults
 from sqlscout.train.rollout import Group, collect_groups
 from sqlscout.train.sampler import Sampler
-from sqlscout.train.memory import peak_memory_gb, reset_peak_memory, trim_heap
+from sqlscout.train.memory import peak_memory_gb, reset_peak_memory, set_mmap_threshold, trim_heap
 from sqlscout.train.telemetry import Telemetry, episode_records, episode_summaries, rollout_metrics
 from sqlscout.train.update import UpdateContext, UpdateStats, grpo_update
 
@@ -111,6 +111,8 @@ def train(
     step's telemetry row after its checkpoint, if any, is written.
     """
     out = Path(config.out)
+    if config.optim.heap_mmap_threshold_mb is not None:
+        set_mmap_threshold(int(config.optim.heap_mmap_threshold_mb * 2**20))
     precision = resolve_precision(config.model.precision)
     accelerator = make_accelerator(precision)
     set_seed(config.seed)
@@ -384,7 +386,15 @@ def _evaluate(config: TrainConfig, sampler: Sampler, held_out: list[Task], runne
 # curriculum draw or sampling seed): a run may continue with other values, e.g. a smaller
 # micro-batch on a machine with less memory, or a denser held-out curve.
 RESUMABLE_CHANGES = frozenset(
-    {"optim.micro_batch_tokens", "rollout.tool_workers", "telemetry.progress", "checkpoint.keep", "checkpoint.keep_evaluated", "eval.every"}
+    {
+        "optim.micro_batch_tokens",
+        "optim.heap_mmap_threshold_mb",
+        "rollout.tool_workers",
+        "telemetry.progress",
+        "checkpoint.keep",
+        "checkpoint.keep_evaluated",
+        "eval.every",
+    }
 )
 
 

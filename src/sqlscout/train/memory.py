@@ -14,7 +14,15 @@ import ctypes.util
 import functools
 from typing import Any
 
-__all__ = ["disable_checkpointing", "enable_checkpointing", "is_checkpointing", "peak_memory_gb", "reset_peak_memory", "trim_heap"]
+__all__ = [
+    "disable_checkpointing",
+    "enable_checkpointing",
+    "is_checkpointing",
+    "peak_memory_gb",
+    "reset_peak_memory",
+    "set_mmap_threshold",
+    "trim_heap",
+]
 
 
 def reset_peak_memory() -> None:
@@ -57,6 +65,26 @@ def trim_heap() -> None:
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
+
+
+_M_MMAP_THRESHOLD = -3  # mallopt's parameter number (malloc.h)
+
+
+def set_mmap_threshold(size_bytes: int) -> bool:
+    """Serve every allocation of ``size_bytes`` or more from its own mapping, returned to
+    the system when freed (glibc's ``mallopt(M_MMAP_THRESHOLD)``; False where there is none).
+
+    glibc's default threshold moves: each large block freed raises it to that block's size
+    (up to 32 MiB), so after the first update the model's activations (a few MiB each, of a
+    new size every micro-batch) come from the heap, whose free pieces no longer fit the next
+    shapes; the update's peak then grows step after step within one process. A fixed
+    threshold stops that at the cost of mapping and zeroing each large block anew.
+    """
+    try:
+        mallopt = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt
+    except (OSError, AttributeError):
+        return False
+    return bool(mallopt(_M_MMAP_THRESHOLD, int(size_bytes)))
 
 
 def enable_checkpointing(model: Any) -> None:
