@@ -269,6 +269,14 @@ def test_a_shipped_checkpoint_is_a_preset_whose_adapter_is_checked(tmp_path: Pat
         f.write(b"\x01")
     with pytest.raises(BackendError, match="not the one the preset was measured with"):
         verified_adapter(preset.lora)
+    # Limits chosen after training (on a tuning set) are the preset's; the trained ones stay recorded.
+    chosen = json.loads(ship_adapter(run, 7, "tiny-grpo", base="qwen2.5-coder-0.5b", dest=tmp_path / "adapters",
+                                     episode={"max_rounds": 6, "max_failed_queries": 4}).read_text())  # fmt: skip
+    assert chosen["episode"]["max_rounds"] == 6 and chosen["episode_trained"]["max_rounds"] == 3
+    (preset,) = _shipped(PRESETS, tmp_path / "adapters")
+    assert preset.episode.max_rounds == 6 and preset.episode.max_failed_queries == 4 and preset.episode.max_turn_tokens == 320
+    with pytest.raises(ConfigError, match="unknown episode setting max_round: use one of"):
+        ship_adapter(run, 7, "tiny-grpo", base="qwen2.5-coder-0.5b", dest=tmp_path / "adapters", episode={"max_round": 6})
     with pytest.raises(ConfigError, match="holds no LoRA adapters"):
         ship_adapter(run, 8, "tiny-grpo", base="qwen2.5-coder-0.5b", dest=tmp_path / "adapters")
     # A pool from several sources: each one's databases; one on an evaluation database is refused.

@@ -19,6 +19,8 @@ import json
 from pathlib import Path
 from typing import Any, Sequence
 
+import yaml
+
 from sqlscout.errors import ConfigError
 from sqlscout.models.presets import ADAPTERS_DIR, get_preset
 
@@ -26,9 +28,12 @@ __all__ = ["ship_adapter"]
 
 
 def ship_adapter(run: Path, step: int, name: str, *, base: str, dest: Path = ADAPTERS_DIR,
-                 measured: dict[str, Any] | None = None) -> Path:  # fmt: skip
+                 measured: dict[str, Any] | None = None, episode: dict[str, Any] | None = None) -> Path:  # fmt: skip
     """Write run ``run``'s checkpoint of ``step`` as preset ``name`` over base preset
-    ``base``; returns the manifest's path."""
+    ``base``; returns the manifest's path.
+
+    ``episode`` changes episode settings from those it trained with (limits chosen on a
+    tuning set, say); the manifest keeps the trained ones beside them as ``episode_trained``."""
     from sqlscout.data.splits import SPIDER_DEV_REPORT
     from sqlscout.train.config import config_to_dict, load_config
     from sqlscout.train.gguf_lora import checkpoint_lora_gguf
@@ -42,6 +47,10 @@ def ship_adapter(run: Path, step: int, name: str, *, base: str, dest: Path = ADA
     base_preset = get_preset(base)
     if base_preset.gguf is None or Path(str(config.model.name_or_path)).name != base_preset.gguf.filename:
         raise ConfigError(f"{run} trained {config.model.name_or_path}, not the {base} preset's GGUF")
+    trained_episode = config_to_dict(config)["rollout"]["episode"]
+    unknown = sorted(set(episode or {}) - set(trained_episode))
+    if unknown:
+        raise ConfigError(f"unknown episode setting {', '.join(unknown)}: use one of {', '.join(sorted(trained_episode))}")
     trained_on = _training_databases(config)
     sources = " + ".join(f"{d.benchmark} {d.split or Path(str(d.path)).name}" for d in data_sources(config.data))
     if set(trained_on) & set(SPIDER_DEV_REPORT):
@@ -60,7 +69,8 @@ def ship_adapter(run: Path, step: int, name: str, *, base: str, dest: Path = ADA
                    + (f", its first {config.warmup.steps} steps imitating {Path(config.warmup.demos or '').name}" if config.warmup.steps else "")
                    + (f", from {Path(config.model.lora.init).name}" if config.model.lora.init else ""),
         "step": step,
-        "episode": resolved["rollout"]["episode"],
+        "episode": {**trained_episode, **(episode or {})},
+        **({"episode_trained": trained_episode} if episode else {}),
         # the held-out evaluation's temperature (greedy in the recipe), not the rollouts'
         # (raised to explore): the preset answers as the figures it ships with were measured
         "sampling": {"temperature": config.eval.temperature,
@@ -102,9 +112,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     p.add_argument("--name", default="sqlscout-0.5b-grpo")
     p.add_argument("--base", default="qwen2.5-coder-0.5b", help="the preset whose GGUF the run trained on")
     p.add_argument("--measured", type=Path, help="a JSON file of measured figures to record in the manifest")
+    p.add_argument("--episode", action="append", default=[], metavar="KEY=VALUE",
+                   help="an episode setting other than the trained one (max_rounds=6); repeatable")  # fmt: skip
     args = p.parse_args(argv)
     measured = json.loads(args.measured.read_text(encoding="utf-8")) if args.measured else None
-    print(ship_adapter(args.run, args.step, args.name, base=args.base, measured=measured))
+    episode = {}
+    for item in args.episode:
+        key, sep, value = item.partition("=")
+        if not sep:
+            p.error(f"--episode {item}: write KEY=VALUE, e.g. --episode max_rounds=6")
+        episode[key.strip()] = yaml.safe_load(value)
+    print(ship_adapter(args.run, args.step, args.name, base=args.base, measured=measured, episode=episode or None))
 
 
 if __name__ == "__main__":
