@@ -51,18 +51,18 @@ def peak_memory_gb() -> float:
     return peak / 1e9 if sys.platform == "darwin" else peak * 1024 / 1e9
 
 
-@functools.lru_cache(maxsize=1)
-def _malloc_trim() -> Any:
-    """glibc's ``malloc_trim``, looked up once; None where there is none."""
+@functools.lru_cache(maxsize=8)
+def _glibc(name: str) -> Any:
+    """glibc's function ``name``, looked up once; None where there is none."""
     try:
-        return ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").malloc_trim
+        return getattr(ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6"), name)
     except (OSError, AttributeError):
         return None
 
 
 def trim_heap() -> None:
     """Return the heap's free memory to the system (glibc's ``malloc_trim``; a no-op elsewhere)."""
-    trim = _malloc_trim()
+    trim = _glibc("malloc_trim")
     if trim is not None:
         trim(0)
 
@@ -80,11 +80,8 @@ def set_mmap_threshold(size_bytes: int) -> bool:
     shapes; the update's peak then grows step after step within one process. A fixed
     threshold stops that at the cost of mapping and zeroing each large block anew.
     """
-    try:
-        mallopt = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6").mallopt
-    except (OSError, AttributeError):
-        return False
-    return bool(mallopt(_M_MMAP_THRESHOLD, int(size_bytes)))
+    mallopt = _glibc("mallopt")
+    return mallopt is not None and bool(mallopt(_M_MMAP_THRESHOLD, int(size_bytes)))
 
 
 def enable_checkpointing(model: Any) -> None:

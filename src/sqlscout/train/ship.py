@@ -47,7 +47,8 @@ def ship_adapter(run: Path, step: int, name: str, *, base: str, dest: Path = ADA
     base_preset = get_preset(base)
     if base_preset.gguf is None or Path(str(config.model.name_or_path)).name != base_preset.gguf.filename:
         raise ConfigError(f"{run} trained {config.model.name_or_path}, not the {base} preset's GGUF")
-    trained_episode = config_to_dict(config)["rollout"]["episode"]
+    resolved = config_to_dict(config)
+    trained_episode = resolved["rollout"]["episode"]
     unknown = sorted(set(episode or {}) - set(trained_episode))
     if unknown:
         raise ConfigError(f"unknown episode setting {', '.join(unknown)}: use one of {', '.join(sorted(trained_episode))}")
@@ -58,7 +59,6 @@ def ship_adapter(run: Path, step: int, name: str, *, base: str, dest: Path = ADA
     dest.mkdir(parents=True, exist_ok=True)
     adapter = checkpoint_lora_gguf(model_dir, dest / f"{name}.gguf", "qwen2", dtype="f16")
     data = adapter.read_bytes()
-    resolved = config_to_dict(config)
     manifest = {
         "name": name,
         "base": base,
