@@ -294,3 +294,70 @@ def test_a_shipped_checkpoint_is_a_preset_whose_adapter_is_checked(tmp_path: Pat
     with pytest.raises(ConfigError, match=r"trained on evaluation databases \(concert_singer\)"):
         ship_adapter(run, 7, "tiny-grpo", base="qwen2.5-coder-0.5b", dest=tmp_path / "adapters")
 
+
+
+def test_averaged_adapters_are_the_best_rank_r_cut_of_their_mean_update() -> None:
+    """average_lora returns, per module, rank-r factors whose product is the best rank-r
+    approximation of the mean of the adapters' updates (not the product of averaged
+    factors), and all of it where the mean has rank r; adapters over other modules or
+    ranks are refused."""
+    from sqlscout.train.gguf_lora import average_lora
+
+    g = torch.Generator().manual_seed(0)
+    r, d_in, d_out = 3, 20, 12
+    adapters = [[(m, torch.randn(r, d_in, generator=g), torch.randn(d_out, r, generator=g)) for m in ("q", "v")] for _ in range(3)]
+    averaged, kept = average_lora(adapters)
+    assert [name for name, _, _ in averaged] == ["q", "v"]
+    total = cut = 0.0
+    for i, (_, a, b) in enumerate(averaged):
+        assert a.shape == (r, d_in) and b.shape == (d_out, r)
+        mean = sum(ad[i][2].double() @ ad[i][1].double() for ad in adapters) / 3
+        u, s, vh = torch.linalg.svd(mean)
+        best = (u[:, :r] * s[:r]) @ vh[:r]
+        assert torch.allclose((b @ a).double(), best, atol=1e-4)
+        naive = (sum(ad[i][2] for ad in adapters) / 3) @ (sum(ad[i][1] for ad in adapters) / 3)
+        assert not torch.allclose((b @ a), naive, atol=1e-2)  # averaging factors apart is another update
+        total, cut = total + float((s**2).sum()), cut + float((s[:r] ** 2).sum())
+    assert 0.3 < kept < 1.0 and kept == pytest.approx(cut / total, rel=1e-6)
+    # Checkpoints that share their A (a run's early steps do, nearly): the mean has rank r and is kept whole.
+    shared = torch.randn(r, d_in, generator=g)
+    same_a = [[("q", shared, torch.randn(d_out, r, generator=g))] for _ in range(2)]
+    ((_, a, b),), kept = average_lora(same_a)
+    assert kept == pytest.approx(1.0) and torch.allclose(b @ a, (same_a[0][0][2] + same_a[1][0][2]) / 2 @ shared, atol=1e-5)
+    with pytest.raises(ConfigError, match="adapt different modules"):
+        average_lora([adapters[0], adapters[1][:1]])
+    with pytest.raises(ConfigError, match="different ranks at q"):
+        average_lora([[("q", torch.randn(2, d_in), torch.randn(d_out, 2))], [("q", torch.randn(3, d_in), torch.randn(d_out, 3))]])
+
+
+def test_several_steps_ship_their_average(tmp_path: Path) -> None:
+    """ship_adapter given several steps writes the average of their updates at the run's
+    rank, says so in the manifest, and llama.cpp-ready factors come back from the file."""
+    import json
+
+    import yaml
+
+    from sqlscout.train.config import config_to_dict, load_config
+    from sqlscout.train.gguf_lora import lora_tensor_name, read_lora_gguf
+
+    from conftest import REPO
+
+    run = tmp_path / "run"
+    models = {step: _tiny_lora(r=2, alpha=4, seed=step) for step in (7, 9)}
+    for step, model in models.items():
+        model.save_pretrained(str(run / "checkpoints" / f"step-{step:06d}" / "model"))
+    (run / "config.yaml").write_text(yaml.safe_dump(config_to_dict(load_config(REPO / "configs" / "grpo-cpu-qwen2.5-coder-0.5b.yaml"))))
+    from sqlscout.train.ship import ship_adapter
+
+    m = json.loads(ship_adapter(run, [9, 7], "tiny-soup", base="qwen2.5-coder-0.5b", dest=tmp_path / "adapters").read_text())
+    assert m["step"] == [7, 9] and 0.5 < m["average_kept"] <= 1.0 and "the average of steps 7, 9 of run" in m["trained"]
+    alpha, factors = read_lora_gguf(tmp_path / "adapters" / "tiny-soup.gguf")
+    assert alpha == 4.0
+    modules = {n: mod for n, mod in models[7].named_modules() if "default" in (getattr(mod, "lora_A", None) or {})}
+    name, module = next(iter(sorted(modules.items())))
+    a, b = factors[lora_tensor_name(name)]
+    mean = sum(models[s].get_submodule(name).lora_B["default"].weight @ models[s].get_submodule(name).lora_A["default"].weight for s in (7, 9)) / 2
+    u, s_, vh = torch.linalg.svd(mean.detach().double())
+    assert torch.allclose(torch.as_tensor(b).double() @ torch.as_tensor(a).double(), (u[:, :2] * s_[:2]) @ vh[:2], atol=2e-3)  # f16 in the file
+    with pytest.raises(ConfigError, match="step-000008/model holds no LoRA adapters"):
+        ship_adapter(run, [7, 8], "tiny-soup", base="qwen2.5-coder-0.5b", dest=tmp_path / "adapters")

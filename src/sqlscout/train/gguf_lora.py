@@ -21,7 +21,7 @@ from typing import Any, Callable, Sequence
 
 from sqlscout.errors import ConfigError
 
-__all__ = ["checkpoint_lora_gguf", "export_lora_gguf", "gguf_architecture", "load_lora_init", "lora_tensor_name", "read_lora_gguf",
+__all__ = ["average_lora", "averaged_checkpoints_gguf", "checkpoint_lora_gguf", "export_lora_gguf", "gguf_architecture", "load_lora_init", "lora_tensor_name", "read_lora_gguf",
            "write_lora_gguf"]
 
 # transformers' module name inside a decoder layer -> llama.cpp's tensor name
@@ -70,6 +70,56 @@ def checkpoint_lora_gguf(adapters: Path, path: Path, model_type: str, *, dtype: 
     or ``f16``, half the size, for shipping), without loading the model it adapts."""
     alpha, pairs = _read_peft_adapters(Path(adapters))
     return write_lora_gguf(path, model_type, alpha, pairs, dtype=dtype)
+
+
+def averaged_checkpoints_gguf(folders: Sequence[Path], path: Path, model_type: str, *, dtype: str = "f32") -> tuple[Path, float]:
+    """Write the average of several checkpoints' LoRA adapters (:func:`average_lora`) to
+    ``path`` as :func:`checkpoint_lora_gguf` writes one; returns the path and the share of
+    the mean update's squared norm the rank cut kept."""
+    read = [_read_peft_adapters(Path(f)) for f in folders]
+    alphas = {alpha for alpha, _ in read}
+    if len(alphas) > 1:
+        raise ConfigError(f"the checkpoints to average scale their adapters differently (alpha {sorted(alphas)}): average one run's checkpoints")
+    pairs, kept = average_lora([p for _, p in read])
+    return write_lora_gguf(path, model_type, alphas.pop(), pairs, dtype=dtype), kept
+
+
+def average_lora(adapters: Sequence[Sequence[tuple[str, Any, Any]]]) -> tuple[list[tuple[str, Any, Any]], float]:
+    """The mean of several LoRA adapters' updates, as one adapter of their rank.
+
+    Each adapter is [(module, A of shape (r, in), B of shape (out, r))] over the same
+    modules, ranks and scale (checkpoints of one run). Averaging A and B apart is not
+    averaging the updates B A; the mean update (1/k) sum B_i A_i has rank up to k r, so it is
+    taken exactly from the stacked factors (two thin QR decompositions and the SVD of a
+    k r x k r core) and cut to its best rank r (Eckart-Young), the singular values split
+    evenly between the new factors. Returns the factors and the share of the mean update's
+    squared Frobenius norm the cut keeps, over all modules."""
+    import torch
+
+    if not adapters:
+        raise ConfigError("no adapters to average")
+    names = [[name for name, _, _ in a] for a in adapters]
+    if any(n != names[0] for n in names[1:]):
+        raise ConfigError("the checkpoints to average adapt different modules: average one run's checkpoints")
+    k = len(adapters)
+    out: list[tuple[str, Any, Any]] = []
+    kept = total = 0.0
+    for i, name in enumerate(names[0]):
+        factors = [(a[i][1].double(), a[i][2].double()) for a in adapters]
+        ranks = {A.shape[0] for A, _ in factors}
+        if len(ranks) > 1:
+            raise ConfigError(f"the checkpoints to average have different ranks at {name} ({sorted(ranks)})")
+        r = ranks.pop()
+        stacked_b = torch.cat([B for _, B in factors], dim=1)  # (out, k r)
+        stacked_a = torch.cat([A for A, _ in factors], dim=0) / k  # (k r, in)
+        qb, rb = torch.linalg.qr(stacked_b)
+        qa, ra = torch.linalg.qr(stacked_a.T)
+        u, s, vh = torch.linalg.svd(rb @ ra.T)
+        root = s[:r].sqrt()
+        out.append((name, ((root[:, None] * vh[:r]) @ qa.T).float(), ((qb @ u[:, :r]) * root).float()))
+        kept += float((s[:r] ** 2).sum())
+        total += float((s**2).sum())
+    return out, kept / total if total else 1.0
 
 
 def _read_peft_adapters(folder: Path) -> tuple[float, list[tuple[str, Any, Any]]]:

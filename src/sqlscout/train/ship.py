@@ -9,6 +9,10 @@ whatever measured figures the caller passes. :mod:`sqlscout.models.presets` turn
 manifest there into a preset on the base GGUF it names, with the plain protocol.
 
     python -m sqlscout.train.ship runs/grpo-0.5b --step 40 --name sqlscout-0.5b-grpo
+
+Several steps (``--step 12 16 20 24``) ship the average of their updates, cut to the run's
+rank (:func:`sqlscout.train.gguf_lora.average_lora`): checkpoints of one run along its
+trajectory, a weight average that is chosen on a tuning set like any other checkpoint.
 """
 
 from __future__ import annotations
@@ -27,22 +31,26 @@ from sqlscout.models.presets import ADAPTERS_DIR, get_preset
 __all__ = ["ship_adapter"]
 
 
-def ship_adapter(run: Path, step: int, name: str, *, base: str, dest: Path = ADAPTERS_DIR,
+def ship_adapter(run: Path, step: int | Sequence[int], name: str, *, base: str, dest: Path = ADAPTERS_DIR,
                  measured: dict[str, Any] | None = None, episode: dict[str, Any] | None = None) -> Path:  # fmt: skip
     """Write run ``run``'s checkpoint of ``step`` as preset ``name`` over base preset
-    ``base``; returns the manifest's path.
+    ``base``; returns the manifest's path. Several steps write their average.
 
     ``episode`` changes episode settings from those it trained with (limits chosen on a
     tuning set, say); the manifest keeps the trained ones beside them as ``episode_trained``."""
     from sqlscout.data.splits import SPIDER_DEV_REPORT
     from sqlscout.train.config import config_to_dict, load_config
-    from sqlscout.train.gguf_lora import checkpoint_lora_gguf
+    from sqlscout.train.gguf_lora import averaged_checkpoints_gguf, checkpoint_lora_gguf
     from sqlscout.train.questions import data_sources
 
     run = Path(run)
-    model_dir = run / "checkpoints" / f"step-{step:06d}" / "model"
-    if not (model_dir / "adapter_config.json").is_file():
-        raise ConfigError(f"{model_dir} holds no LoRA adapters (adapter_config.json); give a step whose checkpoint is kept")
+    steps = sorted(set([step] if isinstance(step, int) else step))
+    if not steps:
+        raise ConfigError("give the step (or steps) to ship")
+    model_dirs = [run / "checkpoints" / f"step-{s:06d}" / "model" for s in steps]
+    for model_dir in model_dirs:
+        if not (model_dir / "adapter_config.json").is_file():
+            raise ConfigError(f"{model_dir} holds no LoRA adapters (adapter_config.json); give a step whose checkpoint is kept")
     config = load_config(run / "config.yaml")
     base_preset = get_preset(base)
     if base_preset.gguf is None or Path(str(config.model.name_or_path)).name != base_preset.gguf.filename:
@@ -57,7 +65,11 @@ def ship_adapter(run: Path, step: int, name: str, *, base: str, dest: Path = ADA
     if set(trained_on) & set(SPIDER_DEV_REPORT):
         raise ConfigError(f"{run} trained on evaluation databases ({', '.join(sorted(set(trained_on) & set(SPIDER_DEV_REPORT)))}): its figures would not be held out")
     dest.mkdir(parents=True, exist_ok=True)
-    adapter = checkpoint_lora_gguf(model_dir, dest / f"{name}.gguf", "qwen2", dtype="f16")
+    if len(steps) == 1:
+        adapter, kept = checkpoint_lora_gguf(model_dirs[0], dest / f"{name}.gguf", "qwen2", dtype="f16"), None
+    else:
+        adapter, kept = averaged_checkpoints_gguf(model_dirs, dest / f"{name}.gguf", "qwen2", dtype="f16")
+    which = f"step {steps[0]}" if len(steps) == 1 else f"the average of steps {', '.join(map(str, steps))}"
     data = adapter.read_bytes()
     manifest = {
         "name": name,
@@ -65,10 +77,11 @@ def ship_adapter(run: Path, step: int, name: str, *, base: str, dest: Path = ADA
         "filename": adapter.name,
         "sha256": hashlib.sha256(data).hexdigest(),
         "size": len(data),
-        "trained": f"GRPO + LoRA r {config.model.lora.r}, step {step} of {run.name} ({sources})"
+        "trained": f"GRPO + LoRA r {config.model.lora.r}, {which} of {run.name} ({sources})"
                    + (f", its first {config.warmup.steps} steps imitating {Path(config.warmup.demos or '').name}" if config.warmup.steps else "")
                    + (f", from {Path(config.model.lora.init).name}" if config.model.lora.init else ""),
-        "step": step,
+        "step": steps[0] if len(steps) == 1 else steps,
+        **({"average_kept": round(kept, 6)} if kept is not None else {}),
         "episode": {**trained_episode, **(episode or {})},
         **({"episode_trained": trained_episode} if episode else {}),
         # the held-out evaluation's temperature (greedy in the recipe), not the rollouts'
@@ -108,7 +121,7 @@ def _training_databases(config: Any) -> list[str]:
 def main(argv: Sequence[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("run", type=Path, help="the training run directory")
-    p.add_argument("--step", type=int, required=True, help="the checkpoint's step")
+    p.add_argument("--step", type=int, nargs="+", required=True, help="the checkpoint's step; several ship their average")
     p.add_argument("--name", default="sqlscout-0.5b-grpo")
     p.add_argument("--base", default="qwen2.5-coder-0.5b", help="the preset whose GGUF the run trained on")
     p.add_argument("--measured", type=Path, help="a JSON file of measured figures to record in the manifest")
