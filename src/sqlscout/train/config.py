@@ -273,6 +273,11 @@ class RolloutConfig(_Section):
             at temperature 1, run 4 never reran a failing query (0 of 64 episodes, steps
             17-18) while its greedy held-out episodes did in 8-10 of 50: what evaluation
             plays was never in a group to be paid for.
+        states: a file of failure states (:mod:`sqlscout.train.states`): the policy's own
+            greedy replies up to a ``run_query`` that failed, on pool questions.
+        state_groups: of ``questions_per_step``, the groups a step starts from a drawn
+            state (every episode replays its replies, untrained, and samples on from the
+            error); the rest are drawn by the curriculum as before.
     """
 
     backend: Literal["auto", "hf", "vllm", "llama-cpp"] = "auto"
@@ -287,9 +292,14 @@ class RolloutConfig(_Section):
     max_resample_rounds: StrictInt = Field(2, ge=0)
     vllm_gpu_memory: Number = Field(0.3, gt=0, lt=1)
     greedy_per_group: StrictInt = Field(0, ge=0)
+    states: str | None = None
+    state_groups: StrictInt = Field(0, ge=0)
 
     @model_validator(mode="after")
     def _samples_a_group(self) -> RolloutConfig:
+        _require(self.state_groups <= self.questions_per_step,
+                 f"state_groups ({self.state_groups}) must not exceed questions_per_step ({self.questions_per_step})")  # fmt: skip
+        _require(not self.state_groups or self.states, "state_groups needs rollout.states: a file of python -m sqlscout.train.states")
         _require(self.greedy_per_group < self.group_size,
                  f"greedy_per_group ({self.greedy_per_group}) must be below group_size ({self.group_size}): "
                  "greedy episodes of one question are all alike, so a group needs sampled ones")  # fmt: skip

@@ -61,7 +61,7 @@ from sqlscout.backends.scripted import ScriptedBackend, ScriptTurn
 from sqlscout.env.chat import ChatFormat
 from sqlscout.env.sandbox import Database
 from sqlscout.env.task import Task
-from sqlscout.env.trace import AnswerSource, EpisodeResult, SegmentKind
+from sqlscout.env.trace import AnswerSource, EpisodeResult
 from sqlscout.errors import ConfigError
 from sqlscout.runner import Rollout, Runner, RunnerConfig
 from sqlscout.scoring import RewardConfig, score_sql
@@ -69,8 +69,9 @@ from sqlscout.scoring.gold import GoldResults
 from sqlscout.train.config import load_config
 from sqlscout.train.questions import load_questions
 from sqlscout.train.rollout import Group, score_group
+from sqlscout.train.states import untrained_replies
 
-__all__ = ["Demo", "check", "checked", "from_episodes", "corrupted_fixes", "corruptions", "evaluate_pool", "from_greedy", "gold_query", "most_frequent_right", "untrained_failures", "load_demos", "require_in_pool", "demonstration_groups", "play", "replies", "warmup_batches", "write_demos"]
+__all__ = ["Demo", "check", "checked", "from_episodes", "read_records", "corrupted_fixes", "corruptions", "evaluate_pool", "from_greedy", "gold_query", "most_frequent_right", "untrained_failures", "load_demos", "require_in_pool", "demonstration_groups", "play", "replies", "warmup_batches", "write_demos"]
 
 
 @dataclass(frozen=True)
@@ -244,15 +245,7 @@ def untrained_failures(demo: Demo, rollout: Rollout) -> Rollout:
     they were imitated with the rest, so every fix also taught its failing query (run 6's
     written ones, ``Names`` for ``Name``, raised the held-out episodes whose first query
     failed from 11 to 17 of 50)."""
-    failing = len(demo.queries) - 1
-    segments, seen = [], 0
-    for kind, start, end in rollout.segments:
-        if SegmentKind(kind) is SegmentKind.MODEL:
-            seen += 1
-            if seen <= failing:
-                kind = SegmentKind.ENV
-        segments.append((kind, start, end))
-    return dataclasses.replace(rollout, segments=segments)
+    return untrained_replies(rollout, len(demo.queries) - 1)
 
 
 def check(demo: Demo, rollout: Rollout, task: Task, db: Database, gold: GoldResults) -> str | None:
@@ -375,7 +368,7 @@ def load_demos(path: str | Path) -> list[Demo]:
     return demos
 
 
-def _read_records(path: Path) -> Iterable[dict[str, Any]]:
+def read_records(path: Path) -> Iterable[dict[str, Any]]:
     """A run's episode summaries (``episodes.jsonl``, gzipped or not; a torn last line skipped)."""
     from sqlscout.evaluation.store import read_whole_lines
 
@@ -415,7 +408,7 @@ def _build(args: argparse.Namespace) -> int:
         raise ConfigError("--evaluate needs --eval-out, the directory its episodes go to")
     config = load_config(args.config)
     tasks = {t.question_id: t for t in load_questions(config.data)}
-    records = [r for p in args.episodes for r in _read_records(Path(p))]
+    records = [r for p in args.episodes for r in read_records(Path(p))]
     if args.evaluate:
         from sqlscout.models import open_backend
 
@@ -440,7 +433,7 @@ def _build(args: argparse.Namespace) -> int:
             fixed = fixed[: args.max_questions]
         demos = [d for ds in fixed for d in ds]
     elif args.fixes_from:
-        greedy = [r for p in args.fixes_from for r in _read_records(Path(p))]
+        greedy = [r for p in args.fixes_from for r in read_records(Path(p))]
         demos = [d for d in from_greedy(greedy, right) if d.question_id in tasks]
     else:
         demos = [d for d in from_episodes(records, fixes_per_question=args.fixes_per_question) if d.question_id in tasks]

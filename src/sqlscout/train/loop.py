@@ -69,6 +69,7 @@ from sqlscout.train.processes import make_accelerator, replicas_agree
 from sqlscout.train.questions import length_keys, load_questions, split_held_out
 from sqlscout.scoring.gold import GoldResults
 from sqlscout.train.rollout import Group, collect_groups
+from sqlscout.train.states import State, draw_states, load_states
 from sqlscout.train.sampler import Sampler
 from sqlscout.train.memory import peak_memory_gb, reset_peak_memory, set_mmap_threshold, trim_heap
 from sqlscout.train.telemetry import Telemetry, episode_records, episode_summaries, rollout_metrics
@@ -141,6 +142,7 @@ def train(
     runner = Runner(sampler.backend, config.rollout.runner_config(config.seed))
     gold = GoldResults()
     warmup = _warmup(config, pool, accelerator)
+    states = _states(config, pool)
 
     # -- resume ---------------------------------------------------------------------
     start = 0
@@ -187,7 +189,7 @@ def train(
             if step < len(warmup):
                 groups, drawn = _demonstrations(warmup[step], config, pool, runner, gold, policy.tokenizer, sampler.backend), []
             else:
-                groups, drawn = _experience(step, config, pool, curriculum, runner, gold, accelerator)
+                groups, drawn = _experience(step, config, pool, curriculum, runner, gold, accelerator, states, policy.tokenizer)
             rolled = time.perf_counter()
 
             # 2. One policy update on the episodes whose group carries signal.
@@ -246,20 +248,36 @@ def train(
 
 
 def _experience(step: int, config: TrainConfig, pool: list[Task], curriculum: LengthCurriculum, runner: Runner,
-                gold: GoldResults, accelerator: Accelerator) -> tuple[list[Group], list[int]]:  # fmt: skip
+                gold: GoldResults, accelerator: Accelerator, states: list[State] | None = None,
+                tokenizer: Any = None) -> tuple[list[Group], list[int]]:  # fmt: skip
     """Draw this step's questions, roll out and score their groups (this process's share).
 
-    With ``equal_groups: resample``, groups with equal rewards are replaced by fresh
+    ``rollout.state_groups`` of them start from failure states drawn for the step (the
+    same on every process and on resume), the rest are the curriculum's. With
+    ``equal_groups: resample``, groups with equal rewards are replaced by fresh
     draws up to ``max_resample_rounds`` times; every process draws the same indices
     (the curriculum's state stays identical everywhere) and keeps its own share.
     """
     rollout = config.rollout
     reward = config.reward.build()
-    wanted = rollout.questions_per_step
     drawn: list[int] = []
     kept: list[Group] = []
     seen: list[Group] = []
+    if states:
+        where = {t.question_id: i for i, t in enumerate(pool)}
+        mine_states = draw_states(states, rollout.state_groups, config.seed, step)[accelerator.process_index :: accelerator.num_processes]
+        indices = [where[s.question_id] for s in mine_states]
+        seen += collect_groups(
+            runner, [pool[i] for i in indices], indices,
+            group_size=rollout.group_size, seed=_seed(config.seed, step, -1, accelerator.process_index),
+            reward=reward, scale_by_std=config.loss.advantage_std, gold=gold,
+            preludes=[s.replies for s in mine_states], tokenizer=tokenizer,
+        )  # fmt: skip
+        kept += [g for g in seen if not g.uniform] if rollout.equal_groups == "resample" else list(seen)
+    wanted = rollout.questions_per_step - (rollout.state_groups if states else 0)
     for round_ in range(1 + (rollout.max_resample_rounds if rollout.equal_groups == "resample" else 0)):
+        if wanted == 0:
+            break
         n = min(wanted, len(curriculum))
         indices = curriculum.draw(step, n)
         drawn += indices
@@ -290,6 +308,20 @@ def _warmup(config: TrainConfig, pool: list[Task], accelerator: Accelerator) -> 
     require_in_pool(demos, (t.question_id for t in pool))
     batches = warmup_batches(demos, config.warmup.steps, config.seed)
     return [b[accelerator.process_index :: accelerator.num_processes] for b in batches]
+
+
+def _states(config: TrainConfig, pool: list[Task]) -> list[State] | None:
+    """The failure states a run's groups may start from (None without ``state_groups``);
+    every one must be of a pool question."""
+    if not config.rollout.state_groups:
+        return None
+    states = load_states(config.rollout.states or "")
+    known = {t.question_id for t in pool}
+    outside = sorted({s.question_id for s in states} - known)
+    if outside:
+        raise ConfigError(f"rollout.states: {len(outside)} states are of questions outside the training pool (first: {outside[0]}): "
+                          "build them from episodes on this config's pool")  # fmt: skip
+    return states
 
 
 def _demonstrations(batch: list[Demo], config: TrainConfig, pool: list[Task], runner: Runner, gold: GoldResults,

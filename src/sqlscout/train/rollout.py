@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Any, Sequence
 
 from sqlscout.runner import Rollout, Runner
 from sqlscout.scoring import ExecResult, RewardConfig, Scored, group_rewards, score_sql
@@ -24,6 +24,7 @@ from sqlscout.scoring.gold import GoldResults
 from sqlscout.env.task import Task
 from sqlscout.env.trace import AnswerSource, EpisodeResult, StopReason
 from sqlscout.train.advantages import group_advantages, is_uniform
+from sqlscout.train.states import PreludeBackend, untrained_replies
 
 __all__ = ["MODEL_STOPS", "Group", "collect_groups", "gold_result", "model_ended", "score_group"]
 
@@ -54,6 +55,7 @@ class Group:
     advantages: list[float]
     dropped: list[Rollout] = dataclasses.field(default_factory=list)
     demonstration: bool = False  # written, not sampled (sqlscout.train.demos): imitated, advantage 1
+    prelude: int = 0  # replies every episode replayed from a failure state (sqlscout.train.states), untrained
 
     @property
     def uniform(self) -> bool:
@@ -95,23 +97,34 @@ def collect_groups(
     reward: RewardConfig,
     scale_by_std: bool,
     gold: GoldResults,
+    preludes: Sequence[Sequence[str]] | None = None,
+    tokenizer: Any = None,
 ) -> list[Group]:
     """Roll out ``group_size`` episodes of every task, score them, and compute advantages.
 
     ``seed`` seeds this batch's sampling (the loop passes one per step, so two steps
-    never replay the same random numbers).
+    never replay the same random numbers). ``preludes[i]``, when given, are replies every
+    episode of task ``i`` replays first (a failure state, :mod:`sqlscout.train.states`, in
+    ``tokenizer``'s ids), kept as context and not trained.
     """
     runner.config = dataclasses.replace(runner.config, seed=seed)
     by_task: list[list[Rollout | None]] = [[None] * group_size for _ in tasks]
-    for rollout in runner.run(list(tasks), samples=group_size):
-        by_task[rollout.index][rollout.sample] = rollout
+    backend = runner.backend
+    given = [list(p) for p in preludes] if preludes is not None else [[] for _ in tasks]
+    if any(given):
+        runner.backend = PreludeBackend(backend, dict(enumerate(given)), tokenizer)
+    try:
+        for rollout in runner.run(list(tasks), samples=group_size):
+            by_task[rollout.index][rollout.sample] = rollout
+    finally:
+        runner.backend = backend
     groups = []
-    for task, pool_index, rollouts in zip(tasks, pool_indices, by_task):
-        finished = [r for r in rollouts if r is not None]
+    for task, pool_index, rollouts, prelude in zip(tasks, pool_indices, by_task, given):
+        finished = [untrained_replies(r, len(prelude)) if prelude else r for r in rollouts if r is not None]
         assert len(finished) == group_size, "the runner must finish every episode it starts"
         done = [r for r in finished if model_ended(r.result)]
         dropped = [r for r in finished if not model_ended(r.result)]
         scored, rewards = score_group(runner, task, done, reward, gold)
         advantages = group_advantages(rewards, scale_by_std=scale_by_std) if len(done) >= 2 else [0.0] * len(done)
-        groups.append(Group(task, pool_index, done, scored, rewards, advantages, dropped))
+        groups.append(Group(task, pool_index, done, scored, rewards, advantages, dropped, prelude=len(prelude)))
     return groups

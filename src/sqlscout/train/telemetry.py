@@ -34,6 +34,8 @@ STEP_KEYS = (
     "episode/unread_error_rate",
     "episode/known_error_rate",
     "episode/rerun_failed_rate",
+    "episode/from_state",
+    "state/equivalent",
     "reward/mean",
     "reward/std",
     "groups/uniform",
@@ -88,6 +90,7 @@ def episode_summaries(groups: Sequence[Group]) -> list[dict[str, Any]]:
                     "reward": reward,
                     "uniform_group": g.uniform,
                     "group_size": len(g.rollouts),
+                    "from_state": g.prelude > 0,
                     "dropped": False,
                 }
             )
@@ -103,6 +106,7 @@ def rollout_metrics(summaries: Sequence[dict[str, Any]]) -> dict[str, float]:
     tool_rounds = sum(e["tool_rounds"] for e in episodes)
     calls = sum(e["tool_calls"] for e in episodes)
     groups = sum(1 / e["group_size"] for e in episodes)
+    from_state = [e for e in episodes if e.get("from_state")]
     out = {f"outcome/{o.value}": sum(1 for e in episodes if e["outcome"] == o.value) / n for o in Outcome}
     out.update(
         {
@@ -114,6 +118,9 @@ def rollout_metrics(summaries: Sequence[dict[str, Any]]) -> dict[str, float]:
             "episode/unread_error_rate": sum(1 for e in episodes if e["unread_error"]) / n,
             "episode/known_error_rate": sum(1 for e in episodes if e["known_error"]) / n,
             "episode/rerun_failed_rate": sum(1 for e in episodes if e["rerun_failed"]) / n,
+            # Groups started from a failure state: how many, and how often they recover.
+            "episode/from_state": len(from_state) / n,
+            "state/equivalent": sum(1 for e in from_state if e["outcome"] == "equivalent") / len(from_state) if from_state else 0.0,
             "reward/mean": statistics.fmean(rewards) if rewards else 0.0,
             "reward/std": statistics.pstdev(rewards) if len(rewards) > 1 else 0.0,
             "groups/uniform": sum(1 / e["group_size"] for e in episodes if e["uniform_group"]) / groups if groups else 0.0,
@@ -136,7 +143,7 @@ def episode_records(step: int, groups: Sequence[Group]) -> list[dict[str, Any]]:
                 "step": step, "question_id": g.task.question_id, "sample": rollout.sample,
                 "reward": reward, "outcome": scored.verdict.outcome.value, "final_sql": r.final_sql,
                 "rounds": len(r.rounds), "tool_calls": r.tool_calls, "stop_reason": r.stop_reason.value,
-                "generated_tokens": r.generated_tokens,
+                "generated_tokens": r.generated_tokens, **({"from_state": True} if g.prelude else {}),
             })  # fmt: skip
         for rollout in g.dropped:  # not scored, not trained: why it ended is what matters
             r = rollout.result
