@@ -124,6 +124,10 @@ def test_a_run_plays_its_state_groups_from_the_states_file(tmp_path):
     from_state = [r for r in records if r.get("from_state")]
     assert len(from_state) == 2 * 4 and {r["question_id"] for r in from_state} == {pool[0].question_id}
     assert all(r["rounds"] >= 2 for r in from_state)  # the replayed query, then the sampler's reply
+    from sqlscout.report import write_report
+
+    md_path, html_path = write_report([tmp_path / "run"], tmp_path / "run")
+    assert 'id="train-states"' in html_path.read_text() and "| state recovered |" in md_path.read_text()
     with pytest.raises(ConfigError, match="state_groups needs rollout.states"):
         config_from_dict({**data, "rollout": {**data["rollout"], "states": None}})
     write_states([State("no-such-question", ("x",))], tmp_path / "outside.jsonl")

@@ -119,6 +119,9 @@ def _step_charts(name: str, steps: list[dict[str, Any]]) -> list[tuple[str, str]
           ("unread error", _column(steps, "episode/unread_error_rate")),
           ("known error", _column(steps, "episode/known_error_rate")),
           ("failed query rerun", _column(steps, "episode/rerun_failed_rate"))], True),
+        *([("train-states", f"{name}: episodes that started from a failure state, and the share of them answered right",
+            [("from a failure state", _column(steps, "episode/from_state")), ("recovered", _column(steps, "state/equivalent"))], True)]
+          if any(v for v in _column(steps, "episode/from_state")) else []),
         ("train-reward", f"{name}: mean reward", [("reward mean", _column(steps, "reward/mean"))], False),
         ("train-kl", f"{name}: KL to the starting policy (k3 per token) and its coefficient",
          [("KL", _column(steps, "kl")), ("KL coefficient", _column(steps, "kl_coef"))], False),

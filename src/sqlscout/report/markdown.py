@@ -31,7 +31,8 @@ WINDOW_COLUMNS: list[tuple[str, str, str]] = [
     *[(o, f"outcome/{o}", "share") for o in OUTCOMES],
     ("submit", "episode/submit_rate", "share"), ("tested", "episode/tested_rate", "share"),
     ("unread error", "episode/unread_error_rate", "share"), ("known error", "episode/known_error_rate", "share"),
-    ("rerun failed", "episode/rerun_failed_rate", "share"), ("rounds", "episode/rounds", "number"),
+    ("rerun failed", "episode/rerun_failed_rate", "share"), ("from state", "episode/from_state", "share"),
+    ("state recovered", "state/equivalent", "share"), ("rounds", "episode/rounds", "number"),
     ("tool calls", "episode/tool_calls", "number"), ("reward", "reward/mean", "number"), ("KL", "kl", "small"),
 ]  # fmt: skip
 
