@@ -55,7 +55,7 @@ import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 from sqlscout.backends.scripted import ScriptedBackend, ScriptTurn
 from sqlscout.env.chat import ChatFormat
@@ -71,7 +71,7 @@ from sqlscout.train.questions import load_questions
 from sqlscout.train.rollout import Group, score_group
 from sqlscout.train.states import untrained_replies
 
-__all__ = ["Demo", "check", "checked", "from_episodes", "read_records", "corrupted_fixes", "corruptions", "evaluate_pool", "from_greedy", "gold_query", "most_frequent_right", "untrained_failures", "load_demos", "require_in_pool", "demonstration_groups", "play", "replies", "warmup_batches", "write_demos"]
+__all__ = ["Demo", "check", "checked", "from_episodes", "greedy_on_pool", "read_records", "run_command", "corrupted_fixes", "corruptions", "evaluate_pool", "from_greedy", "gold_query", "most_frequent_right", "untrained_failures", "load_demos", "require_in_pool", "demonstration_groups", "play", "replies", "warmup_batches", "write_demos"]
 
 
 @dataclass(frozen=True)
@@ -394,12 +394,33 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="with --corrupt: at most this many questions, those with a join's fix first")
     parser.add_argument("--gold-fallback", action="store_true",
                         help="with --fixes-from or --corrupt: where no sampled answer was right, the question's gold query is the right one")
-    args = parser.parse_args(argv)
+    return run_command(_build, parser.parse_args(argv))
+
+
+def run_command(build: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
+    """A command's ``build(args)``, a bad config, episodes file or pool reported in one line
+    (exit status 2), not a traceback."""
     try:
-        return _build(args)
-    except ConfigError as e:  # a bad config, episodes file or pool: one line, not a traceback
+        return build(args)
+    except ConfigError as e:
         print(f"error: {e}", file=sys.stderr)
         return 2
+
+
+def greedy_on_pool(config: Any, model: str, out: Path | str) -> Path:
+    """Run preset ``model`` greedily on every question of ``config``'s pool into ``out``
+    (continued where it stopped; :func:`evaluate_pool`) and say how it did; returns its
+    ``episodes.jsonl``."""
+    from sqlscout.models import open_backend
+
+    runner_config = config.rollout.runner_config(config.seed)
+    backend = open_backend(model, None, episodes=config.rollout.max_batch, token_budget=runner_config.episode.token_budget)
+    try:
+        metrics = evaluate_pool(config, backend, Path(out), model=model)
+    finally:
+        backend.close()
+    print(f"greedy on the pool: {metrics['eval/official']:.1%} of {metrics['eval/questions']} -> {out}")
+    return Path(out) / "episodes.jsonl"
 
 
 def _build(args: argparse.Namespace) -> int:
@@ -410,13 +431,7 @@ def _build(args: argparse.Namespace) -> int:
     tasks = {t.question_id: t for t in load_questions(config.data)}
     records = [r for p in args.episodes for r in read_records(Path(p))]
     if args.evaluate:
-        from sqlscout.models import open_backend
-
-        runner_config = config.rollout.runner_config(config.seed)
-        backend = open_backend(args.evaluate, None, episodes=config.rollout.max_batch, token_budget=runner_config.episode.token_budget)
-        metrics = evaluate_pool(config, backend, Path(args.eval_out), model=args.evaluate)
-        print(f"greedy on the pool: {metrics['eval/official']:.1%} of {metrics['eval/questions']} -> {args.eval_out}")
-        args.fixes_from = [*(args.fixes_from or []), str(Path(args.eval_out) / "episodes.jsonl")]
+        args.fixes_from = [*(args.fixes_from or []), str(greedy_on_pool(config, args.evaluate, args.eval_out))]
     right = most_frequent_right(records)
     if args.gold_fallback:
         right = {**{q: gold_query(t) for q, t in tasks.items() if t.gold_sql}, **right}

@@ -197,17 +197,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="first run MODEL (the preset the run starts from) greedily on every pool question, with the run's episode settings, into --eval-out")
     p.add_argument("--eval-out", type=Path, default=None, help="with --evaluate: its run directory (resumed when run again)")
     p.add_argument("--out", type=Path, required=True)
-    args = p.parse_args(argv)
-    try:
-        return _build(args)
-    except ConfigError as e:  # a bad config, episodes file or pool: one line, not a traceback
-        print(f"error: {e}", file=sys.stderr)
-        return 2
+    from sqlscout.train.demos import run_command
+
+    return run_command(_build, p.parse_args(argv))
 
 
 def _build(args: argparse.Namespace) -> int:
+    """The command's work: the states of the episodes given (or of a greedy run) written."""
     from sqlscout.train.config import load_config
-    from sqlscout.train.demos import read_records, evaluate_pool
+    from sqlscout.train.demos import greedy_on_pool, read_records
     from sqlscout.train.questions import load_questions
 
     if args.evaluate and not args.eval_out:
@@ -218,16 +216,7 @@ def _build(args: argparse.Namespace) -> int:
     known = {t.question_id for t in load_questions(config.data)}
     paths = list(args.episodes)
     if args.evaluate:
-        from sqlscout.models import open_backend
-
-        runner_config = config.rollout.runner_config(config.seed)
-        backend = open_backend(args.evaluate, None, episodes=config.rollout.max_batch, token_budget=runner_config.episode.token_budget)
-        try:
-            metrics = evaluate_pool(config, backend, args.eval_out, model=args.evaluate)
-        finally:
-            backend.close()
-        print(f"greedy on the pool: {metrics['eval/official']:.1%} of {metrics['eval/questions']} -> {args.eval_out}")
-        paths.append(args.eval_out / "episodes.jsonl")
+        paths.append(greedy_on_pool(config, args.evaluate, args.eval_out))
     states, skipped = from_episodes(r for path in paths for r in read_records(Path(path)))
     outside = sorted({s.question_id for s in states} - known)
     if outside:
