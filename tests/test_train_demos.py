@@ -19,7 +19,8 @@ from sqlscout.runner import RunnerConfig
 from sqlscout.scoring import RewardConfig
 from sqlscout.scoring.gold import GoldResults
 from sqlscout.train.config import config_from_dict
-from sqlscout.train.demos import Demo, checked, corrupted_fixes, corruptions, demonstration_groups, evaluate_pool, from_episodes, from_greedy, load_demos, play, replies, warmup_batches
+from sqlscout.train.demos import Demo, checked, corrupted_fixes, corruptions, demonstration_groups, from_episodes, from_greedy, load_demos, play, replies, warmup_batches
+from sqlscout.train.pool import evaluate_pool
 from sqlscout.train.loop import train
 from sqlscout.train.mask import train_sample
 from sqlscout.train.questions import load_questions

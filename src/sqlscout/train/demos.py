@@ -55,7 +55,7 @@ import sys
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import Any, Iterable, Sequence
 
 from sqlscout.backends.scripted import ScriptedBackend, ScriptTurn
 from sqlscout.env.chat import ChatFormat
@@ -68,10 +68,11 @@ from sqlscout.scoring import RewardConfig, score_sql
 from sqlscout.scoring.gold import GoldResults
 from sqlscout.train.config import load_config
 from sqlscout.train.questions import load_questions
+from sqlscout.train.pool import greedy_on_pool, read_records, run_command
 from sqlscout.train.rollout import Group, score_group
 from sqlscout.train.states import untrained_replies
 
-__all__ = ["Demo", "check", "checked", "from_episodes", "greedy_on_pool", "read_records", "run_command", "corrupted_fixes", "corruptions", "evaluate_pool", "from_greedy", "gold_query", "most_frequent_right", "untrained_failures", "load_demos", "require_in_pool", "demonstration_groups", "play", "replies", "warmup_batches", "write_demos"]
+__all__ = ["Demo", "check", "checked", "from_episodes", "corrupted_fixes", "corruptions", "from_greedy", "gold_query", "most_frequent_right", "untrained_failures", "load_demos", "require_in_pool", "demonstration_groups", "play", "replies", "warmup_batches", "write_demos"]
 
 
 @dataclass(frozen=True)
@@ -141,17 +142,6 @@ def from_greedy(records: Iterable[dict[str, Any]], right: dict[str, str]) -> lis
 def most_frequent_right(records: Iterable[dict[str, Any]]) -> dict[str, str]:
     """Per question, its most frequent right query in a run's episode summaries."""
     return {d.question_id: d.queries[0] for d in from_episodes(records, fixes_per_question=0)}
-
-
-def evaluate_pool(config: Any, backend: Any, out: Path, *, model: str) -> dict[str, Any]:
-    """Greedy episodes of ``backend`` on every question of ``config``'s pool, as the held-out
-    evaluation runs them (the rollout's episode settings at temperature 0): an evaluator run
-    in ``out``, continued where it stopped; its ``eval/*`` metrics."""
-    from sqlscout.train.evaluation import evaluate, greedy
-
-    tasks = load_questions(config.data)
-    return evaluate(backend, tasks, greedy(config.rollout.runner_config(config.seed)), out,
-                    benchmark=config.data.benchmark, model=model, seed=config.seed, resume=True)  # fmt: skip
 
 
 def corruptions(sql: str, columns: dict[str, set[str]]) -> list[str]:
@@ -368,15 +358,6 @@ def load_demos(path: str | Path) -> list[Demo]:
     return demos
 
 
-def read_records(path: Path) -> Iterable[dict[str, Any]]:
-    """A run's episode summaries (``episodes.jsonl``, gzipped or not; a torn last line skipped)."""
-    from sqlscout.evaluation.store import read_whole_lines
-
-    if not path.is_file():
-        raise ConfigError(f"no episode summaries at {path}: give a run's episodes.jsonl (or .jsonl.gz)")
-    return (json.loads(text) for _, text in read_whole_lines(path))
-
-
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sqlscout.train.demos", description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", required=True, help="the training config whose pool the episodes' questions are in")
@@ -395,32 +376,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--gold-fallback", action="store_true",
                         help="with --fixes-from or --corrupt: where no sampled answer was right, the question's gold query is the right one")
     return run_command(_build, parser.parse_args(argv))
-
-
-def run_command(build: Callable[[argparse.Namespace], int], args: argparse.Namespace) -> int:
-    """A command's ``build(args)``, a bad config, episodes file or pool reported in one line
-    (exit status 2), not a traceback."""
-    try:
-        return build(args)
-    except ConfigError as e:
-        print(f"error: {e}", file=sys.stderr)
-        return 2
-
-
-def greedy_on_pool(config: Any, model: str, out: Path | str) -> Path:
-    """Run preset ``model`` greedily on every question of ``config``'s pool into ``out``
-    (continued where it stopped; :func:`evaluate_pool`) and say how it did; returns its
-    ``episodes.jsonl``."""
-    from sqlscout.models import open_backend
-
-    runner_config = config.rollout.runner_config(config.seed)
-    backend = open_backend(model, None, episodes=config.rollout.max_batch, token_budget=runner_config.episode.token_budget)
-    try:
-        metrics = evaluate_pool(config, backend, Path(out), model=model)
-    finally:
-        backend.close()
-    print(f"greedy on the pool: {metrics['eval/official']:.1%} of {metrics['eval/questions']} -> {out}")
-    return Path(out) / "episodes.jsonl"
 
 
 def _build(args: argparse.Namespace) -> int:

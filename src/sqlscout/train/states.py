@@ -197,7 +197,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                    help="first run MODEL (the preset the run starts from) greedily on every pool question, with the run's episode settings, into --eval-out")
     p.add_argument("--eval-out", type=Path, default=None, help="with --evaluate: its run directory (resumed when run again)")
     p.add_argument("--out", type=Path, required=True)
-    from sqlscout.train.demos import run_command
+    from sqlscout.train.pool import run_command
 
     return run_command(_build, p.parse_args(argv))
 
@@ -205,7 +205,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _build(args: argparse.Namespace) -> int:
     """The command's work: the states of the episodes given (or of a greedy run) written."""
     from sqlscout.train.config import load_config
-    from sqlscout.train.demos import greedy_on_pool, read_records
+    from sqlscout.train.pool import greedy_on_pool, read_records
     from sqlscout.train.questions import load_questions
 
     if args.evaluate and not args.eval_out:
