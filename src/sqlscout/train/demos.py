@@ -68,7 +68,7 @@ from sqlscout.scoring import RewardConfig, score_sql
 from sqlscout.scoring.gold import GoldResults
 from sqlscout.train.config import load_config
 from sqlscout.train.questions import load_questions
-from sqlscout.train.pool import greedy_on_pool, read_records, run_command
+from sqlscout.train.pool import greedy_on_pool, outside_pool, read_records, run_command
 from sqlscout.train.rollout import Group, score_group
 from sqlscout.train.states import untrained_replies
 
@@ -257,8 +257,7 @@ def check(demo: Demo, rollout: Rollout, task: Task, db: Database, gold: GoldResu
 
 def require_in_pool(demos: Sequence[Demo], ids: Iterable[str]) -> None:
     """Refuse demonstrations of questions outside the training pool (question ids ``ids``)."""
-    known = set(ids)
-    missing = sorted({d.question_id for d in demos if d.question_id not in known})
+    missing = outside_pool((d.question_id for d in demos), ids)
     if missing:
         raise ConfigError(f"{len(missing)} demonstrations name questions the training pool lacks (first: {missing[0]}): "
                           "build them from a run on this config's pool")  # fmt: skip

@@ -69,6 +69,7 @@ from sqlscout.train.processes import make_accelerator, replicas_agree
 from sqlscout.train.questions import length_keys, load_questions, split_held_out
 from sqlscout.scoring.gold import GoldResults
 from sqlscout.train.rollout import Group, collect_groups
+from sqlscout.train.pool import outside_pool
 from sqlscout.train.states import State, draw_states, load_states
 from sqlscout.train.sampler import Sampler
 from sqlscout.train.memory import peak_memory_gb, reset_peak_memory, set_mmap_threshold, trim_heap
@@ -274,7 +275,7 @@ def _experience(step: int, config: TrainConfig, pool: list[Task], curriculum: Le
             preludes=[s.replies for s in mine_states], tokenizer=tokenizer,
         )  # fmt: skip
         kept += [g for g in seen if not g.uniform] if rollout.equal_groups == "resample" else list(seen)
-    wanted = rollout.questions_per_step - (rollout.state_groups if states else 0)
+    wanted = rollout.questions_per_step - rollout.state_groups
     for round_ in range(1 + (rollout.max_resample_rounds if rollout.equal_groups == "resample" else 0)):
         if wanted == 0:
             break
@@ -292,8 +293,6 @@ def _experience(step: int, config: TrainConfig, pool: list[Task], curriculum: Le
         if rollout.equal_groups == "keep":
             break
         wanted = int(_sum_over_processes(sum(1 for g in groups if g.uniform), accelerator))
-        if wanted == 0:
-            break
     if rollout.equal_groups == "resample":
         # Telemetry describes every episode played; the update uses the informative ones.
         kept += [g for g in seen if g.uniform]
@@ -316,8 +315,7 @@ def _states(config: TrainConfig, pool: list[Task]) -> list[State] | None:
     if not config.rollout.state_groups:
         return None
     states = load_states(config.rollout.states or "")
-    known = {t.question_id for t in pool}
-    outside = sorted({s.question_id for s in states} - known)
+    outside = outside_pool((s.question_id for s in states), (t.question_id for t in pool))
     if outside:
         raise ConfigError(f"rollout.states: {len(outside)} states are of questions outside the training pool (first: {outside[0]}): "
                           "build them from episodes on this config's pool")  # fmt: skip

@@ -13,7 +13,7 @@ from typing import Any, Callable, Iterable
 from sqlscout.errors import ConfigError
 from sqlscout.train.questions import load_questions
 
-__all__ = ["evaluate_pool", "greedy_on_pool", "read_records", "run_command"]
+__all__ = ["evaluate_pool", "greedy_on_pool", "outside_pool", "read_records", "run_command"]
 
 
 def evaluate_pool(config: Any, backend: Any, out: Path, *, model: str) -> dict[str, Any]:
@@ -60,3 +60,9 @@ def greedy_on_pool(config: Any, model: str, out: Path | str) -> Path:
         backend.close()
     print(f"greedy on the pool: {metrics['eval/official']:.1%} of {metrics['eval/questions']} -> {out}")
     return Path(out) / "episodes.jsonl"
+
+
+def outside_pool(question_ids: Iterable[str], pool_ids: Iterable[str]) -> list[str]:
+    """The question ids (sorted, once each) that are not among the pool's."""
+    known = set(pool_ids)
+    return sorted({q for q in question_ids if q not in known})

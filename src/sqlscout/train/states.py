@@ -178,15 +178,13 @@ class PreludeBackend(Backend):
 def untrained_replies(rollout: Rollout, n: int) -> Rollout:
     """``rollout`` with its first ``n`` model replies kept as context, not trained."""
     segments, seen = [], 0
-    logprobs = list(rollout.logprobs)
     for kind, start, end in rollout.segments:
         if SegmentKind(kind) is SegmentKind.MODEL:
             seen += 1
             if seen <= n:
                 kind = SegmentKind.ENV
-                logprobs[start:end] = [None] * (end - start)
         segments.append((kind, start, end))
-    return dataclasses.replace(rollout, segments=segments, logprobs=logprobs if rollout.logprobs else rollout.logprobs)
+    return dataclasses.replace(rollout, segments=segments)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -205,7 +203,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _build(args: argparse.Namespace) -> int:
     """The command's work: the states of the episodes given (or of a greedy run) written."""
     from sqlscout.train.config import load_config
-    from sqlscout.train.pool import greedy_on_pool, read_records
+    from sqlscout.train.pool import greedy_on_pool, outside_pool, read_records
     from sqlscout.train.questions import load_questions
 
     if args.evaluate and not args.eval_out:
@@ -213,12 +211,11 @@ def _build(args: argparse.Namespace) -> int:
     if not args.evaluate and not args.episodes:
         raise ConfigError("give --episodes (an evaluation on the pool) or --evaluate MODEL --eval-out DIR")
     config = load_config(args.config)
-    known = {t.question_id for t in load_questions(config.data)}
     paths = list(args.episodes)
     if args.evaluate:
         paths.append(greedy_on_pool(config, args.evaluate, args.eval_out))
     states, skipped = from_episodes(r for path in paths for r in read_records(Path(path)))
-    outside = sorted({s.question_id for s in states} - known)
+    outside = outside_pool((s.question_id for s in states), (t.question_id for t in load_questions(config.data)))
     if outside:
         raise ConfigError(f"{len(outside)} states are of questions outside the pool (first: {outside[0]}): build them from episodes on this config's pool")
     write_states(states, args.out)
