@@ -300,3 +300,28 @@ def test_the_rerun_failed_penalty_falls_on_wrong_answers_only_and_is_scaled_when
     with pytest.raises(ConfigError, match="rerun_failed must be >= 0"):
         RewardConfig(rerun_failed=-1.0)
     assert REWARD_PRESETS["sqale-dense"].rerun_failed == REWARD_PRESETS["tiered"].rerun_failed == 0.0
+
+
+def test_a_price_on_no_answer_puts_it_below_every_answer_that_runs(db: Database) -> None:
+    """Run 9's reward: ``invalid`` below 0 (the tiers only have to fall, not stay >= 0).
+    An episode that ends with nothing to answer, as it does at a limit (never submitted:
+    scaled by ``unsubmitted``), then pays, and every answer that runs outranks it; with the
+    default 0 it was worth what a wrong answer carrying a penalty is worth, or more."""
+    cfg = RewardConfig(invalid=-1.0, unsubmitted=0.41, known_error=1.0, rerun_failed=1.0)
+    gold_sql = "SELECT name FROM person WHERE id IN (1, 2)"
+    gold = execute_for_scoring(db, gold_sql)
+    none = score_sql(db, None, gold_sql, gold=gold)
+    wrong_sql = "SELECT name FROM person WHERE id = 3"
+    wrong = score_sql(db, wrong_sql, gold_sql, gold=gold)
+    broken = score_sql(db, "SELECT nme FROM person", gold_sql, gold=gold)
+    assert (none.verdict.outcome.value, wrong.verdict.outcome.value) == ("invalid", "executable")
+    assert reward(none, cfg, submitted=False) == pytest.approx(-0.41)
+    wrong_at_limit = reward(wrong, cfg, pred_sql=wrong_sql, gold_sql=gold_sql, submitted=False)
+    assert wrong_at_limit > reward(none, cfg, submitted=False) and wrong_at_limit > 0
+    # The order of the tiers still holds: an answer that runs >= one that parses >= none.
+    assert reward(wrong, cfg, pred_sql=wrong_sql, gold_sql=gold_sql) >= reward(broken, cfg) >= reward(none, cfg)
+    # Default: no answer is worth 0, above a resubmitted error (0.05 - 1.0).
+    default = RewardConfig(known_error=1.0)
+    assert reward(none, default) == 0.0 > reward(broken, default, known_error=True)
+    with pytest.raises(ConfigError, match="executable >= parsable >= invalid"):
+        RewardConfig(invalid=0.06)
