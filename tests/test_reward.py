@@ -325,3 +325,33 @@ def test_a_price_on_no_answer_puts_it_below_every_answer_that_runs(db: Database)
     assert reward(none, default) == 0.0 > reward(broken, default, known_error=True)
     with pytest.raises(ConfigError, match="executable >= parsable >= invalid"):
         RewardConfig(invalid=0.06)
+
+
+def test_run_10s_reward_lets_a_test_cost_nothing(db: Database) -> None:
+    """Run 10's reward (its config, as trained): a failing answer pays the same whether its
+    failure was seen (run in an earlier round, or in the reply that submitted it) or not, so
+    running a fix before submitting it can only gain (a right answer tested earns more).
+    Under run 9's, a fix that was tested and failed paid 1.0 less than the same fix
+    submitted blind, and its sampler stopped testing fixes."""
+    from sqlscout.train.config import load_config
+
+    root = Path(__file__).resolve().parents[1]
+    new = load_config(root / "configs/grpo-cpu-qwen2.5-coder-0.5b-run10.yaml").reward.build()
+    old = load_config(root / "configs/grpo-cpu-qwen2.5-coder-0.5b-run9.yaml").reward.build()
+    gold_sql = "SELECT name FROM person WHERE id IN (1, 2)"
+    gold = execute_for_scoring(db, gold_sql)
+    broken = score_sql(db, "SELECT nme FROM person", gold_sql, gold=gold)
+    right = score_sql(db, gold_sql, gold_sql, gold=gold)
+    none = score_sql(db, None, gold_sql, gold=gold)
+
+    def seen_vs_blind(cfg: RewardConfig) -> tuple[float, float, float]:
+        return (reward(broken, cfg, known_error=True), reward(broken, cfg, unread_error=True, known_error=True),
+                reward(broken, cfg))
+
+    seen, unread, blind = seen_vs_blind(new)
+    assert seen == unread == blind == pytest.approx(-0.2)
+    assert reward(right, new, tested=True) > reward(right, new) > 0 > blind
+    # Submitting a failing answer still beats giving up at a limit.
+    assert blind > reward(none, new, submitted=False)
+    seen, unread, blind = seen_vs_blind(old)
+    assert blind - seen == pytest.approx(1.0) and blind - unread == pytest.approx(2.0)
