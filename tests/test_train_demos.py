@@ -19,7 +19,7 @@ from sqlscout.runner import RunnerConfig
 from sqlscout.scoring import RewardConfig
 from sqlscout.scoring.gold import GoldResults
 from sqlscout.train.config import config_from_dict
-from sqlscout.train.demos import Demo, checked, corrupted_fixes, corruptions, demonstration_groups, from_episodes, from_greedy, load_demos, play, replies, warmup_batches
+from sqlscout.train.demos import Demo, checked, corrupted_fixes, corruptions, demonstration_groups, failing_queries, from_episodes, from_greedy, load_demos, play, repaired_fixes, replies, warmup_batches
 from sqlscout.train.pool import evaluate_pool
 from sqlscout.train.loop import train
 from sqlscout.train.mask import train_sample
@@ -315,3 +315,33 @@ def test_run_4s_demonstrations_are_of_its_training_questions_only():
     demos = load_demos(REPO / config.warmup.demos)
     assert len(demos) == 187 and all(d.question_id in pool for d in demos)
     assert not {pool[d.question_id].db_id for d in demos} & set(SPIDER_DEV_REPORT)
+
+
+def test_repaired_fixes_take_the_rules_repair_where_it_is_right_else_the_right_query(tmp_path):
+    _, tasks = _pool(tmp_path)
+    qid = _singers(tasks)
+    wrong_name = "SELECT count(Names) FROM singer"  # the rules: did you mean singer.Name? (counts every singer)
+    broken = "SELECT count(*) FROM singer WHERE"  # a syntax error: no repair
+    greedy = _greedy_record(tasks, qid, (wrong_name, SINGERS), "equivalent")
+    sampled = [{"step": 1, "question_id": qid, "outcome": "parsable", "final_sql": broken},
+               {"step": 1, "question_id": qid, "outcome": "parsable", "final_sql": wrong_name},  # seen already
+               {"step": 1, "question_id": qid, "outcome": "executable", "final_sql": "SELECT 1"}]  # fmt: skip
+    failing = failing_queries([greedy], sampled)
+    assert failing == {qid: [wrong_name, broken]}
+    demos, repairs = repaired_fixes(failing, {qid: SINGERS}, tasks)
+    assert repairs == 1
+    assert demos == [Demo(qid, (wrong_name, "SELECT count(singer.Name) FROM singer")), Demo(qid, (broken, SINGERS))]
+    assert repaired_fixes(failing, {}, tasks) == (demos[:1], 1)  # no right query: the repair only
+    # capped: the repair first, wherever its failing query came in the order
+    assert repaired_fixes({qid: [broken, wrong_name]}, {qid: SINGERS}, tasks, per_question=1) == (demos[:1], 1)
+    kept, dropped = checked(demos, tasks, RunnerConfig(episode=_pool_episode()))
+    assert len(kept) == 2 and not dropped
+
+
+def test_the_demonstrations_command_writes_repaired_fixes(tmp_path):
+    config_file, tasks, qid, episodes, out = _command_setup(tmp_path)
+    episodes.write_text(json.dumps({"step": 1, "question_id": qid, "outcome": "parsable", "final_sql": "SELECT count(Names) FROM singer"}) + "\n")
+    done = _demos_command(config_file, episodes, out, "--repair")
+    assert done.returncode == 0, done.stderr
+    assert "1 of 1 fixes are the rules' repairs" in done.stdout and "1 of 1 demonstrations kept (1 fix, 0 tested)" in done.stdout
+    assert load_demos(out) == [Demo(qid, ("SELECT count(Names) FROM singer", "SELECT count(singer.Name) FROM singer"))]
