@@ -306,14 +306,15 @@ def test_the_demonstrations_command_writes_corrupted_fixes_joins_first(tmp_path)
     assert " JOIN " in good.upper() and bad != good and unqualified(bad) == unqualified(good)  # one column's alias moved
 
 
-def test_run_4s_demonstrations_are_of_its_training_questions_only():
+@pytest.mark.parametrize("run, count", [("run4", 187), ("run11", 107)])
+def test_a_runs_demonstrations_are_of_its_training_questions_only(run, count):
     from sqlscout.data.splits import SPIDER_DEV_REPORT
     from sqlscout.train.config import load_config
 
-    config = load_config(REPO / "configs" / "grpo-cpu-qwen2.5-coder-0.5b-run4.yaml")
+    config = load_config(REPO / "configs" / f"grpo-cpu-qwen2.5-coder-0.5b-{run}.yaml")
     pool = {t.question_id: t for t in load_questions(config.data)}
     demos = load_demos(REPO / config.warmup.demos)
-    assert len(demos) == 187 and all(d.question_id in pool for d in demos)
+    assert len(demos) == count and all(d.question_id in pool for d in demos)
     assert not {pool[d.question_id].db_id for d in demos} & set(SPIDER_DEV_REPORT)
 
 
