@@ -19,7 +19,7 @@ from sqlscout.runner import RunnerConfig
 from sqlscout.scoring import RewardConfig
 from sqlscout.scoring.gold import GoldResults
 from sqlscout.train.config import config_from_dict
-from sqlscout.train.demos import Demo, checked, corrupted_fixes, corruptions, demonstration_groups, failing_queries, from_episodes, from_greedy, load_demos, play, repaired_fixes, replies, warmup_batches
+from sqlscout.train.demos import Demo, after_rerun, checked, corrupted_fixes, corruptions, demonstration_groups, failing_queries, from_episodes, from_greedy, load_demos, play, repaired_fixes, replies, warmup_batches, write_demos
 from sqlscout.train.pool import evaluate_pool
 from sqlscout.train.loop import train
 from sqlscout.train.mask import train_sample
@@ -346,3 +346,41 @@ def test_the_demonstrations_command_writes_repaired_fixes(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "1 of 1 fixes are the rules' repairs" in done.stdout and "1 of 1 demonstrations kept (1 fix, 0 tested)" in done.stdout
     assert load_demos(out) == [Demo(qid, ("SELECT count(Names) FROM singer", "SELECT count(singer.Name) FROM singer"))]
+
+
+def test_a_fix_after_a_rerun_fails_twice_then_trains_only_the_fix(tmp_path):
+    _, tasks = _pool(tmp_path)
+    qid = _singers(tasks)
+    demos = after_rerun([Demo(qid, (NO_COLUMN, SINGERS)), Demo(qid, (SINGERS,))])
+    assert demos == [Demo(qid, (NO_COLUMN, NO_COLUMN, SINGERS)), Demo(qid, (SINGERS,))]
+    tokenizer = qwen3_5_tokenizer()
+    groups, dropped = demonstration_groups(demos[:1], tasks, {qid: 0}, RunnerConfig(episode=_pool_episode()),  # four replies
+                                           RewardConfig(), GoldResults(), tokenizer=tokenizer, chat=None)  # fmt: skip
+    assert not dropped, dropped  # the rerun ran again in its own turn and failed again
+    rollout = groups[0].rollouts[0]
+    assert [c.ok for r in rollout.result.rounds for c in r.calls if c.tool == "run_query"] == [False, False, True]
+    sample = train_sample(rollout.token_ids, rollout.segments, rollout.logprobs, 1.0)
+    trained = tokenizer.decode([rollout.token_ids[p] for p in sample.positions])
+    assert trained == "".join(r + "<|im_end|>" for r in replies(demos[0])[2:])  # both failing replies are context
+
+
+def test_the_demonstrations_command_rewrites_a_demonstrations_file_after_a_rerun(tmp_path):
+    config_file, tasks, qid, _, out = _command_setup(tmp_path)
+    data = yaml.safe_load(config_file.read_text())
+    data["rollout"]["episode"]["max_rounds"] = 4  # fail, fail again, run the fix, submit it
+    config_file.write_text(yaml.safe_dump(data))
+    given = tmp_path / "given.jsonl"
+    write_demos(given, [Demo(qid, (NO_COLUMN, SINGERS)), Demo(qid, (SINGERS,))], tasks)
+    before = given.read_bytes()
+
+    def command(*extra: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "sqlscout.train.demos", "--config", str(config_file), "--out", str(out), *extra],
+                              capture_output=True, text=True, cwd=REPO, timeout=120)  # fmt: skip
+
+    done = command("--demos", str(given), "--after-rerun")
+    assert done.returncode == 0, done.stderr
+    assert "2 of 2 demonstrations kept (1 fix, 1 tested)" in done.stdout
+    assert load_demos(out) == [Demo(qid, (NO_COLUMN, NO_COLUMN, SINGERS)), Demo(qid, (SINGERS,))]
+    assert given.read_bytes() == before  # the file given is only read
+    both = command("--demos", str(given), "--episodes", str(given))
+    assert both.returncode != 0 and "not allowed with argument" in both.stderr

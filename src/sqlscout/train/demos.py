@@ -43,6 +43,12 @@ question's right query. Of the dev-report 200 episodes whose first query failed,
 untrained agent answered 20 of 66 and the trained plain preset 1: a fix that is one edit where the error points
 shows the plain agent what the rules do, and only after the error (the failing reply is context).
 
+``--after-rerun`` writes each fix from the state a policy that reruns reaches: its failing
+query run twice, the same error twice, then the fix (run 11's warm-up taught its greedy
+policy to try again after an error, and in 15 of 37 tuning episodes the next query was the
+failing one unchanged, until the failed-query limit ended the episode with no answer). Both
+failing replies stay untrained context.
+
 ``--corrupt`` writes the failing query itself, from a right one, the way a small model gets
 names wrong: a qualified column moved to another table of the join that lacks it (``no such
 column: T2.name``, the evaluation's most common failure) or an unqualified one with its
@@ -75,13 +81,13 @@ from sqlscout.errors import ConfigError, QueryError
 from sqlscout.runner import Rollout, Runner, RunnerConfig
 from sqlscout.scoring import RewardConfig, score_sql
 from sqlscout.scoring.gold import GoldResults
-from sqlscout.train.config import load_config
+from sqlscout.train.config import TrainConfig, load_config
 from sqlscout.train.questions import load_questions
 from sqlscout.train.pool import greedy_on_pool, outside_pool, read_records, run_command
 from sqlscout.train.rollout import Group, score_group
 from sqlscout.train.states import untrained_replies
 
-__all__ = ["Demo", "check", "checked", "from_episodes", "corrupted_fixes", "corruptions", "from_greedy", "failing_queries", "gold_query", "repaired_fixes", "most_frequent_right", "untrained_failures", "load_demos", "require_in_pool", "demonstration_groups", "play", "replies", "warmup_batches", "write_demos"]
+__all__ = ["Demo", "after_rerun", "check", "checked", "from_episodes", "corrupted_fixes", "corruptions", "from_greedy", "failing_queries", "gold_query", "repaired_fixes", "most_frequent_right", "untrained_failures", "load_demos", "require_in_pool", "demonstration_groups", "play", "replies", "warmup_batches", "write_demos"]
 
 
 @dataclass(frozen=True)
@@ -193,6 +199,12 @@ def repaired_fixes(failing: dict[str, list[str]], right: dict[str, str], tasks: 
         for db in databases.values():
             db.close()
     return demos, repairs
+
+
+def after_rerun(demos: Iterable[Demo]) -> list[Demo]:
+    """``demos`` with each fix's failing query run twice before its fix (a tested
+    demonstration as it is)."""
+    return [Demo(d.question_id, (d.queries[0], *d.queries)) if d.kind == "fix" else d for d in demos]
 
 
 def _right_repair(db: Database, task: Task, sql: str) -> str | None:
@@ -434,7 +446,9 @@ def load_demos(path: str | Path) -> list[Demo]:
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m sqlscout.train.demos", description=__doc__.split("\n\n")[0])
     parser.add_argument("--config", required=True, help="the training config whose pool the episodes' questions are in")
-    parser.add_argument("--episodes", nargs="+", required=True, help="episode summaries (episodes.jsonl[.gz]) of runs on that pool")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--episodes", nargs="+", help="episode summaries (episodes.jsonl[.gz]) of runs on that pool")
+    source.add_argument("--demos", metavar="FILE", help="a demonstrations file this command wrote: its demonstrations again (with --after-rerun, rewritten), checked anew")
     parser.add_argument("--out", required=True, help="the demonstrations file to write (JSON lines)")
     parser.add_argument("--fixes-per-question", type=int, default=2, help="at most this many fixes a question (its most frequent failing queries; with --repair, its repairs first)")
     parser.add_argument("--fixes-from", nargs="+", default=None,
@@ -446,6 +460,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                         help="fixes from failing queries written from the right ones (a column moved to the wrong table, a name guessed), with their tested demonstrations")
     parser.add_argument("--repair", action="store_true",
                         help="fixes from every failing query of --fixes-from and --episodes, each to the assist layer's repair of it where that is right, else to the question's right query (fixes only)")
+    parser.add_argument("--after-rerun", action="store_true",
+                        help="each fix runs its failing query twice before the fix (the state a policy that reruns a failing query reaches)")
     parser.add_argument("--max-questions", type=int, default=None,
                         help="with --corrupt: at most this many questions, those with a join's fix first")
     parser.add_argument("--gold-fallback", action="store_true",
@@ -459,6 +475,8 @@ def _build(args: argparse.Namespace) -> int:
         raise ConfigError("--evaluate needs --eval-out, the directory its episodes go to")
     config = load_config(args.config)
     tasks = {t.question_id: t for t in load_questions(config.data)}
+    if args.demos:
+        return _write(args, config, tasks, load_demos(args.demos))
     records = [r for p in args.episodes for r in read_records(Path(p))]
     if args.evaluate:
         args.fixes_from = [*(args.fixes_from or []), str(greedy_on_pool(config, args.evaluate, args.eval_out))]
@@ -486,6 +504,14 @@ def _build(args: argparse.Namespace) -> int:
         demos = [d for d in from_greedy(greedy, right) if d.question_id in tasks]
     else:
         demos = [d for d in from_episodes(records, fixes_per_question=args.fixes_per_question) if d.question_id in tasks]
+    return _write(args, config, tasks, demos)
+
+
+def _write(args: argparse.Namespace, config: TrainConfig, tasks: dict[str, Task], demos: list[Demo]) -> int:
+    """``demos`` (rewritten after a rerun with ``--after-rerun``) checked in the environment and written."""
+    require_in_pool(demos, tasks)
+    if args.after_rerun:
+        demos = after_rerun(demos)
     kept, dropped = checked(demos, tasks, config.rollout.runner_config(config.seed))
     write_demos(Path(args.out), [d for d, _ in kept], tasks)
     kinds = Counter(d.kind for d, _ in kept)
