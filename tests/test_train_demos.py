@@ -306,7 +306,7 @@ def test_the_demonstrations_command_writes_corrupted_fixes_joins_first(tmp_path)
     assert " JOIN " in good.upper() and bad != good and unqualified(bad) == unqualified(good)  # one column's alias moved
 
 
-@pytest.mark.parametrize("run, count", [("run4", 187), ("run11", 107), ("run12", 107)])
+@pytest.mark.parametrize("run, count", [("run4", 187), ("run11", 107), ("run12", 107), ("run13", 107)])
 def test_a_runs_demonstrations_are_of_its_training_questions_only(run, count):
     from sqlscout.data.splits import SPIDER_DEV_REPORT
     from sqlscout.train.config import load_config
