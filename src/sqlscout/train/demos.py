@@ -47,7 +47,10 @@ shows the plain agent what the rules do, and only after the error (the failing r
 query run twice, the same error twice, then the fix (run 11's warm-up taught its greedy
 policy to try again after an error, and in 15 of 37 tuning episodes the next query was the
 failing one unchanged, until the failed-query limit ended the episode with no answer). Both
-failing replies stay untrained context.
+failing replies stay untrained context. ``--demos FILE`` takes the demonstrations of a file
+this command wrote instead of episodes (``--after-rerun`` then rewrites them), and checks them
+anew. Run 12 trained on such fixes and its greedy policy ran queries until the round limit in
+38 of 80 tuning episodes (docs/training.md): kept as a tool, not as a recipe.
 
 ``--corrupt`` writes the failing query itself, from a right one, the way a small model gets
 names wrong: a qualified column moved to another table of the join that lacks it (``no such
