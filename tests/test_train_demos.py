@@ -174,9 +174,14 @@ def _command_setup(tmp_path: Path) -> tuple[Path, dict, str, Path, Path]:
 
 
 def _demos_command(config_file: Path, episodes: Path, out: Path, *extra: str) -> subprocess.CompletedProcess:
-    """``python -m sqlscout.train.demos`` as a user runs it."""
+    """``python -m sqlscout.train.demos`` on ``episodes`` as a user runs it."""
+    return _demos(config_file, out, "--episodes", str(episodes), *extra)
+
+
+def _demos(config_file: Path, out: Path, *args: str) -> subprocess.CompletedProcess:
+    """``python -m sqlscout.train.demos`` as a user runs it, with ``args`` after its config and output."""
     return subprocess.run(
-        [sys.executable, "-m", "sqlscout.train.demos", "--config", str(config_file), "--episodes", str(episodes), "--out", str(out), *extra],
+        [sys.executable, "-m", "sqlscout.train.demos", "--config", str(config_file), "--out", str(out), *args],
         capture_output=True, text=True, cwd=REPO, timeout=120,
     )  # fmt: skip
 
@@ -372,15 +377,10 @@ def test_the_demonstrations_command_rewrites_a_demonstrations_file_after_a_rerun
     given = tmp_path / "given.jsonl"
     write_demos(given, [Demo(qid, (NO_COLUMN, SINGERS)), Demo(qid, (SINGERS,))], tasks)
     before = given.read_bytes()
-
-    def command(*extra: str) -> subprocess.CompletedProcess:
-        return subprocess.run([sys.executable, "-m", "sqlscout.train.demos", "--config", str(config_file), "--out", str(out), *extra],
-                              capture_output=True, text=True, cwd=REPO, timeout=120)  # fmt: skip
-
-    done = command("--demos", str(given), "--after-rerun")
+    done = _demos(config_file, out, "--demos", str(given), "--after-rerun")
     assert done.returncode == 0, done.stderr
     assert "2 of 2 demonstrations kept (1 fix, 1 tested)" in done.stdout
     assert load_demos(out) == [Demo(qid, (NO_COLUMN, NO_COLUMN, SINGERS)), Demo(qid, (SINGERS,))]
     assert given.read_bytes() == before  # the file given is only read
-    both = command("--demos", str(given), "--episodes", str(given))
+    both = _demos(config_file, out, "--demos", str(given), "--episodes", str(given))
     assert both.returncode != 0 and "not allowed with argument" in both.stderr

@@ -479,7 +479,9 @@ def _build(args: argparse.Namespace) -> int:
     config = load_config(args.config)
     tasks = {t.question_id: t for t in load_questions(config.data)}
     if args.demos:
-        return _write(args, config, tasks, load_demos(args.demos))
+        demos = load_demos(args.demos)
+        require_in_pool(demos, tasks)  # the others are built from the pool's questions
+        return _write(args, config, tasks, demos)
     records = [r for p in args.episodes for r in read_records(Path(p))]
     if args.evaluate:
         args.fixes_from = [*(args.fixes_from or []), str(greedy_on_pool(config, args.evaluate, args.eval_out))]
@@ -512,7 +514,6 @@ def _build(args: argparse.Namespace) -> int:
 
 def _write(args: argparse.Namespace, config: TrainConfig, tasks: dict[str, Task], demos: list[Demo]) -> int:
     """``demos`` (rewritten after a rerun with ``--after-rerun``) checked in the environment and written."""
-    require_in_pool(demos, tasks)
     if args.after_rerun:
         demos = after_rerun(demos)
     kept, dropped = checked(demos, tasks, config.rollout.runner_config(config.seed))
